@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# The guest environment: the built kernel, BTF, a BPF program that loads and
+# counts, modules, the shares and the pseudo filesystems.
+. "$(dirname "$0")/../lib.sh"
+d=$(test_out lab-guest)
+kdir=$("$TOP/scripts/build-kernel" --print-dir 2>/dev/null)
+rel=$(uname -r)
+
+check "guest kernel carries the -mmlockscope marker ($rel)" [[ $rel == *-mmlockscope ]]
+[ -n "$kdir" ] && check "guest kernel is this checkout's build" [ "$rel" = "$(cat "$kdir/kernel.release")" ]
+check "/sys/kernel/btf/vmlinux exists" [ -s /sys/kernel/btf/vmlinux ]
+check "tracefs is mounted" [ -e /sys/kernel/tracing/events/mmap_lock ]
+check "debugfs is mounted" mountpoint -q /sys/kernel/debug
+check "bpffs is mounted" mountpoint -q /sys/fs/bpf
+check "modules of the built kernel are reachable" [ -f "/lib/modules/$rel/modules.dep" ]
+check "/tmp is writable" sh -c 'echo x > /tmp/x && rm /tmp/x'
+
+# A BPF program: bpftrace counts sys_enter_getpid events while we make 50.
+timeout 120 bpftrace -e 'tracepoint:syscalls:sys_enter_getpid /comm == "getpid-50"/ { @n = count(); }
+	interval:s:1 { if (@n >= 50) { exit(); } }' >"$d/bpftrace.out" 2>&1 &
+bt=$!
+for _ in $(seq 60); do grep -q Attaching "$d/bpftrace.out" && break; sleep 1; done
+cat > /tmp/getpid.c <<'C'
+#include <unistd.h>
+#include <sys/syscall.h>
+#include <sys/prctl.h>
+int main(void) { prctl(PR_SET_NAME, "getpid-50"); for (int i = 0; i < 50; i++) syscall(SYS_getpid); return 0; }
+C
+if cc -o /tmp/getpid50 /tmp/getpid.c 2>>"$d/cc.err"; then /tmp/getpid50; fi
+wait $bt
+n=$(sed -n 's/^@n: \([0-9]*\)/\1/p' "$d/bpftrace.out")
+check "a BPF program loads, attaches and counts 50 getpid calls (got ${n:-none})" [ "${n:-0}" -ge 50 ]
+finish

@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# vm-run behaviour seen from the host: exit status, output streams, the
+# output share, the timeout, and bad input. Each check boots a guest.
+. "$(dirname "$0")/../lib.sh"
+vm=$TOP/scripts/vm-run
+d=$(test_out lab-vm-run)
+
+"$vm" --out "$d/o1" -- false
+check "vm-run -- false exits 1" [ $? = 1 ]
+
+"$vm" --out "$d/o2" -- sh -c 'exit 7'
+check "exit status 7 propagates" [ $? = 7 ]
+
+"$vm" --out "$d/o3" -- sh -c 'echo to-stdout; echo to-stderr >&2' >"$d/stdout" 2>"$d/stderr"
+check "stdout carries the command's stdout only" [ "$(cat "$d/stdout")" = to-stdout ]
+check "stderr carries the command's stderr" grep -qx to-stderr "$d/stderr"
+check "kernel console went to console.log" grep -q 'Linux version' "$d/o3/console.log"
+
+tok=$RANDOM$RANDOM
+echo "$tok" >"$d/o4-in"
+mkdir -p "$d/o4" && mv "$d/o4-in" "$d/o4/in"
+"$vm" --out "$d/o4" -- sh -c "cat $d/o4/in > $d/o4/back; uname -r > $d/o4/release"
+check "output share round-trips a file" [ "$(cat "$d/o4/back" 2>/dev/null)" = "$tok" ]
+want=$(cat "$("$TOP/scripts/build-kernel" --print-dir)/kernel.release")
+check "guest runs the built kernel ($want)" [ "$(cat "$d/o4/release" 2>/dev/null)" = "$want" ]
+
+t0=$(date +%s)
+"$vm" --out "$d/o5" --timeout 25 -- sleep 600 2>"$d/timeout.err"
+rc=$?
+el=$(($(date +%s) - t0))
+check "a command past --timeout is killed with exit 124" [ $rc = 124 ]
+check "the timeout is reported" grep -q 'timeout' "$d/timeout.err"
+check_range "the timeout took about 25 s" "$el" 25 45
+check "no QEMU left behind" sh -c "! pgrep -f 'vm-run.*$d/o5' >/dev/null && ! pgrep -af qemu-system | grep -q '$d/o5'"
+
+"$vm" --out "$d/o6" -- /no/such/command 2>"$d/nocmd.err"
+check "a missing command exits 127" [ $? = 127 ]
+check "a missing command is named" grep -q '/no/such/command' "$d/nocmd.err"
+
+# expect_err WHAT RC TEXT COMMAND...: COMMAND exits RC and says TEXT.
+expect_err() {
+	local what=$1 want=$2 text=$3 err rc
+	shift 3
+	err=$("$@" 2>&1)
+	rc=$?
+	if [ "$rc" = "$want" ] && [[ $err == *"$text"* ]]; then
+		ok "$what"
+	else
+		fail "$what: exit $rc (want $want), said: ${err:0:200}"
+	fi
+}
+expect_err "--mem too large: clear message, exit 125" 125 "more than this machine has" \
+	"$vm" --mem 100000G -- true
+expect_err "--cpus malformed: clear message, exit 125" 125 "not a positive number" \
+	"$vm" --cpus zero -- true
+expect_err "missing kernel build says to run make kernel" 125 "make kernel" \
+	env MMLOCK_CACHE="$d/empty-cache" "$vm" -- true
+expect_err "no command: usage message" 125 "no command given" "$vm"
+expect_err "unknown option is named" 125 "unknown option '--bogus'" "$vm" --bogus -- true
+finish

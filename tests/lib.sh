@@ -1,0 +1,35 @@
+# tests/lib.sh: helpers for shell tests (sourced). See docs/CONVENTIONS.md.
+# Each check prints "ok - WHAT" or "not ok - WHAT: WHY"; the file's exit
+# status is non-zero if any check failed (call `finish` at the end).
+TOP=${MMLOCK_TOP:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}
+TESTBIN=$TOP/tests/bin
+_failed=0
+
+ok() { echo "ok - $*"; }
+fail() { echo "not ok - $*"; _failed=1; }
+skip() { echo "ok - $1 # SKIP ${2:-}"; }
+
+# check WHAT COMMAND...: ok if COMMAND succeeds.
+check() {
+	local what=$1; shift
+	if "$@"; then ok "$what"; else fail "$what: '$*' failed"; fi
+}
+
+# check_range WHAT VALUE LOW HIGH: ok if LOW <= VALUE <= HIGH (integers).
+check_range() {
+	if [ "$2" -ge "$3" ] 2>/dev/null && [ "$2" -le "$4" ]; then
+		ok "$1 ($2 in [$3, $4])"
+	else
+		fail "$1: $2 not in [$3, $4]"
+	fi
+}
+
+# Directory for diagnostics; shared with the host when run by tests/run.
+test_out() {
+	local d=${MMLOCK_TEST_OUT:-/tmp/mmlock-test}/$1
+	mkdir -p "$d" && echo "$d"
+}
+
+in_guest() { [ "${MMLOCK_GUEST:-0}" = 1 ]; }
+
+finish() { exit "$_failed"; }
