@@ -12,7 +12,7 @@ check "/sys/kernel/btf/vmlinux exists" [ -s /sys/kernel/btf/vmlinux ]
 check "tracefs is mounted" [ -e /sys/kernel/tracing/events/mmap_lock ]
 check "debugfs is mounted" mountpoint -q /sys/kernel/debug
 check "bpffs is mounted" mountpoint -q /sys/fs/bpf
-check "modules of the built kernel are reachable" [ -f "/lib/modules/$rel/modules.dep" ]
+check "modules of the built kernel are reachable" [ -f "/mnt/modroot/lib/modules/$rel/modules.dep" ]
 check "/tmp is writable" sh -c 'echo x > /tmp/x && rm /tmp/x'
 
 # A BPF program: bpftrace counts sys_enter_getpid events while we make 50.
