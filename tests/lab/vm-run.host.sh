@@ -31,7 +31,8 @@ el=$(($(date +%s) - t0))
 check "a command past --timeout is killed with exit 124" [ $rc = 124 ]
 check "the timeout is reported" grep -q 'timeout' "$d/timeout.err"
 check_range "the timeout took about 25 s" "$el" 25 45
-check "no QEMU left behind" sh -c "! pgrep -f 'vm-run.*$d/o5' >/dev/null && ! pgrep -af qemu-system | grep -q '$d/o5'"
+left=$(pgrep -f "qemu-system.*$d/o5/console.log")
+check "no QEMU left behind${left:+ (pid $left)}" [ -z "$left" ]
 
 "$vm" --out "$d/o6" -- /no/such/command 2>"$d/nocmd.err"
 check "a missing command exits 127" [ $? = 127 ]
