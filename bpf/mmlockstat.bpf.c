@@ -1,0 +1,704 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * mmlockstat: mmap_lock hold and wait histograms, with the write phase and
+ * the read phase of a downgraded hold (munmap since dd2283f2605e) apart.
+ *
+ * Default probes (nothing on the uncontended read path):
+ *   fentry/fexit down_write{,_killable,_trylock}, fentry up_write and
+ *   downgrade_write, filtered to &current->mm->mmap_lock: write holds,
+ *   downgrade phases, write acquisition time, the lock's current owner;
+ *   kretprobes on the functions that downgrade (do_mas_munmap, brk, mremap):
+ *   end of the downgraded read phase (the up_read itself is not probed);
+ *   tp_btf lock:contention_begin/end: read and write waits (slow path).
+ * --full adds the mmap_lock:* tracepoints (every read hold) and up_read
+ * (exact end of the downgraded read phase), and drops the kretprobes.
+ * kp_* programs are the kprobe fallback for kernels without fentry.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_tracing.h>
+#include "mmlockstat.h"
+#include "bits.bpf.h"
+#include "mmlock.bpf.h"
+
+const volatile pid_t targ_tgid = 0;
+const volatile bool filter_comm = false;
+const volatile char targ_comm[TASK_COMM_LEN] = {};
+const volatile bool want_stacks = false;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, NR_HISTS);
+	__type(key, u32);
+	__type(value, struct hist);
+} hists SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, NR_COUNTERS);
+	__type(key, u32);
+	__type(value, u64);
+} counters SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, NR_HISTS);
+	__type(key, u32);
+	__type(value, u64);
+} maxes SEC(".maps");
+
+/* [0] holds, [1] waits: user space's current top-N cut-off in ns */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 2);
+	__type(key, u32);
+	__type(value, u64);
+} thresh SEC(".maps");
+
+/* tid -> the write hold it is in (write or downgraded-read phase) */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, MAX_TASKS);
+	__type(key, u32);
+	__type(value, struct holder);
+} holds SEC(".maps");
+
+/* lock address -> its write (or downgraded) holder: blame for waiters */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, MAX_LOCKS);
+	__type(key, u64);
+	__type(value, struct holder);
+} owners SEC(".maps");
+
+/* mmap_lock addresses seen by the write side: lets a remote waiter (a `ps`
+ * reading /proc/PID/cmdline) be recognised */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, MAX_LOCKS);
+	__type(key, u64);
+	__type(value, u8);
+} mmlocks SEC(".maps");
+
+struct wacq {
+	u64 ts;
+	u64 lock;
+};
+
+/* tid -> down_write*() entry */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, MAX_TASKS);
+	__type(key, u32);
+	__type(value, struct wacq);
+} wacqs SEC(".maps");
+
+struct wait {
+	u64 ts;
+	u64 lock;
+	u32 flags;
+	s32 stackid;
+	u32 has_holder;
+	u32 pad;
+	struct holder holder;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, MAX_TASKS);
+	__type(key, u32);
+	__type(value, struct wait);
+} waits SEC(".maps");
+
+struct rkey {
+	u32 tid;
+	u32 pad;
+	u64 lock;
+};
+
+struct rhold {
+	u64 acq_ts;	/* start_locking */
+	u64 ts;		/* acquire_returned: 0 while acquiring */
+	s32 sysnr;
+	s32 stackid;
+};
+
+/* --full: (tid, lock) -> read acquisition / hold */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, MAX_TASKS);
+	__type(key, struct rkey);
+	__type(value, struct rhold);
+} rholds SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 256 * 1024);
+} events SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
+	__uint(max_entries, MAX_STACKS);
+	__uint(key_size, sizeof(u32));
+	__uint(value_size, STACK_DEPTH * sizeof(u64));
+} stacks SEC(".maps");
+
+static __always_inline void count(u32 id)
+{
+	u64 *c = bpf_map_lookup_elem(&counters, &id);
+
+	if (c)
+		__sync_fetch_and_add(c, 1);
+}
+
+static __always_inline void hist_add(u32 id, u64 ns)
+{
+	struct hist *h = bpf_map_lookup_elem(&hists, &id);
+	u64 *max = bpf_map_lookup_elem(&maxes, &id);
+	u64 slot;
+
+	if (!h || !max)
+		return;
+	slot = log2l(ns);
+	if (slot >= MAX_SLOTS)
+		slot = MAX_SLOTS - 1;
+	__sync_fetch_and_add(&h->slots[slot], 1);
+	__sync_fetch_and_add(&h->count, 1);
+	__sync_fetch_and_add(&h->sum, ns);
+	if (ns > *max)	/* racy by design: a lost max costs one sample */
+		*max = ns;
+}
+
+static __always_inline bool over_thresh(u32 which, u64 ns)
+{
+	u64 *t = bpf_map_lookup_elem(&thresh, &which);
+
+	return !t || ns > *t;
+}
+
+static __always_inline bool task_selected(void)
+{
+	if (targ_tgid && (bpf_get_current_pid_tgid() >> 32) != targ_tgid)
+		return false;
+	if (filter_comm) {
+		char comm[TASK_COMM_LEN];
+
+		bpf_get_current_comm(comm, sizeof(comm));
+		for (int i = 0; i < TASK_COMM_LEN; i++) {
+			if (comm[i] != targ_comm[i])
+				return false;
+			if (!comm[i])
+				break;
+		}
+	}
+	return true;
+}
+
+static __always_inline s32 stack_id(void *ctx)
+{
+	if (!want_stacks)
+		return -1;
+	return bpf_get_stackid(ctx, &stacks, 0);
+}
+
+static __always_inline void fill_holder(struct holder *h, void *ctx, u64 now,
+					u32 phase)
+{
+	u64 id = bpf_get_current_pid_tgid();
+
+	h->start_ns = now;
+	h->phase_ns = now;
+	h->pid = id >> 32;
+	h->tid = (u32)id;
+	h->sysnr = current_sysnr();
+	h->stackid = stack_id(ctx);
+	h->phase = phase;
+	h->selected = task_selected();
+	bpf_get_current_comm(h->comm, sizeof(h->comm));
+}
+
+static __always_inline void emit_hold(struct holder *h, u32 sub, u64 lock,
+				      u64 total, u64 wr, u64 rd)
+{
+	struct event *e;
+
+	if (!over_thresh(0, total))
+		return;
+	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	if (!e) {
+		count(C_DROP_RINGBUF);
+		return;
+	}
+	__builtin_memset(e, 0, sizeof(*e));
+	e->kind = EV_HOLD;
+	e->sub = sub;
+	e->pid = h->pid;
+	e->tid = h->tid;
+	e->sysnr = h->sysnr;
+	e->stackid = h->stackid;
+	e->lock = lock;
+	e->total_ns = total;
+	e->write_ns = wr;
+	e->read_ns = rd;
+	__builtin_memcpy(e->comm, h->comm, sizeof(e->comm));
+	bpf_ringbuf_submit(e, 0);
+}
+
+/* ---- write side ---------------------------------------------------- */
+
+static __always_inline void write_enter(u64 lock)
+{
+	u32 tid = (u32)bpf_get_current_pid_tgid();
+	struct wacq a = { .ts = bpf_ktime_get_ns(), .lock = lock };
+
+	if (lock != current_mmap_lock())
+		return;
+	bpf_map_update_elem(&wacqs, &tid, &a, BPF_ANY);
+}
+
+static __always_inline void write_acquired(void *ctx, u64 lock, bool ok)
+{
+	u32 tid = (u32)bpf_get_current_pid_tgid();
+	u64 now = bpf_ktime_get_ns();
+	struct holder h = {}, *prev;
+	struct wacq *a;
+	u8 one = 1;
+
+	a = bpf_map_lookup_elem(&wacqs, &tid);
+	if (!a || a->lock != lock)
+		return;
+	if (task_selected())
+		hist_add(H_WRITE_ACQUIRE, now - a->ts);
+	bpf_map_delete_elem(&wacqs, &tid);
+	if (!ok)
+		return;
+
+	bpf_map_update_elem(&mmlocks, &lock, &one, BPF_ANY);
+	/* A write acquisition proves every earlier holder is gone: a
+	 * downgraded read phase whose end we did not see is closed here. */
+	prev = bpf_map_lookup_elem(&owners, &lock);
+	if (prev && prev->tid != tid) {
+		u32 ptid = prev->tid;
+		struct holder *ph = bpf_map_lookup_elem(&holds, &ptid);
+
+		if (ph && ph->phase == PHASE_DG_READ) {
+			count(C_UNENDED);
+			bpf_map_delete_elem(&holds, &ptid);
+		}
+	}
+	fill_holder(&h, ctx, now, PHASE_WRITE);
+	if (bpf_map_update_elem(&holds, &tid, &h, BPF_ANY))
+		count(C_DROP_MAP);
+	bpf_map_update_elem(&owners, &lock, &h, BPF_ANY);
+}
+
+static __always_inline void write_release(u64 lock)
+{
+	u32 tid = (u32)bpf_get_current_pid_tgid();
+	struct holder *h = bpf_map_lookup_elem(&holds, &tid);
+	u64 now, d;
+
+	if (!h || h->phase != PHASE_WRITE ||
+	    lock != current_mmap_lock())
+		return;
+	now = bpf_ktime_get_ns();
+	d = now - h->start_ns;
+	if (h->selected) {
+		hist_add(H_WRITE_HOLD, d);
+		emit_hold(h, HOLD_WRITE, lock, d, d, 0);
+	}
+	bpf_map_delete_elem(&holds, &tid);
+	bpf_map_delete_elem(&owners, &lock);
+}
+
+static __always_inline void write_downgrade(u64 lock)
+{
+	u32 tid = (u32)bpf_get_current_pid_tgid();
+	struct holder *h = bpf_map_lookup_elem(&holds, &tid), *o;
+	u64 now, d;
+
+	if (!h || h->phase != PHASE_WRITE || lock != current_mmap_lock())
+		return;
+	now = bpf_ktime_get_ns();
+	d = now - h->start_ns;
+	if (h->selected) {
+		hist_add(H_WRITE_HOLD, d);
+		hist_add(H_DG_WRITE, d);
+	}
+	h->phase = PHASE_DG_READ;
+	h->phase_ns = now;
+	o = bpf_map_lookup_elem(&owners, &lock);
+	if (o && o->tid == tid) {
+		o->phase = PHASE_DG_READ;
+		o->phase_ns = now;
+	}
+}
+
+/* End of the read phase of a downgraded hold held by the current task. */
+static __always_inline void downgraded_read_end(void)
+{
+	u32 tid = (u32)bpf_get_current_pid_tgid();
+	struct holder *h = bpf_map_lookup_elem(&holds, &tid), *o;
+	u64 now, lock, rd, wr;
+
+	if (!h || h->phase != PHASE_DG_READ)
+		return;
+	now = bpf_ktime_get_ns();
+	lock = current_mmap_lock();
+	rd = now - h->phase_ns;
+	wr = h->phase_ns - h->start_ns;
+	if (h->selected) {
+		hist_add(H_READ_HOLD, rd);
+		hist_add(H_DG_READ, rd);
+		emit_hold(h, HOLD_DOWNGRADE, lock, now - h->start_ns, wr, rd);
+	}
+	bpf_map_delete_elem(&holds, &tid);
+	o = bpf_map_lookup_elem(&owners, &lock);
+	if (o && o->tid == tid)
+		bpf_map_delete_elem(&owners, &lock);
+}
+
+SEC("fentry/down_write")
+int BPF_PROG(down_write_entry, struct rw_semaphore *sem)
+{
+	write_enter((u64)sem);
+	return 0;
+}
+
+SEC("fexit/down_write")
+int BPF_PROG(down_write_exit, struct rw_semaphore *sem)
+{
+	write_acquired(ctx, (u64)sem, true);
+	return 0;
+}
+
+SEC("fentry/down_write_killable")
+int BPF_PROG(down_write_killable_entry, struct rw_semaphore *sem)
+{
+	write_enter((u64)sem);
+	return 0;
+}
+
+SEC("fexit/down_write_killable")
+int BPF_PROG(down_write_killable_exit, struct rw_semaphore *sem, int ret)
+{
+	write_acquired(ctx, (u64)sem, ret == 0);
+	return 0;
+}
+
+SEC("fentry/down_write_trylock")
+int BPF_PROG(down_write_trylock_entry, struct rw_semaphore *sem)
+{
+	write_enter((u64)sem);
+	return 0;
+}
+
+SEC("fexit/down_write_trylock")
+int BPF_PROG(down_write_trylock_exit, struct rw_semaphore *sem, int ret)
+{
+	write_acquired(ctx, (u64)sem, ret == 1);
+	return 0;
+}
+
+SEC("fentry/up_write")
+int BPF_PROG(up_write_entry, struct rw_semaphore *sem)
+{
+	write_release((u64)sem);
+	return 0;
+}
+
+SEC("fentry/downgrade_write")
+int BPF_PROG(downgrade_write_entry, struct rw_semaphore *sem)
+{
+	write_downgrade((u64)sem);
+	return 0;
+}
+
+/* Attached by user space to each function after which a downgraded read
+ * phase is over (default mode): do_mas_munmap, brk, mremap, -E FUNC. */
+SEC("kretprobe/read_end")
+int BPF_KRETPROBE(read_end_kretprobe)
+{
+	downgraded_read_end();
+	return 0;
+}
+
+/* kprobe fallback (no fentry): one entry program for down_write*, and one
+ * return program per return-value convention. */
+SEC("kprobe/down_write")
+int BPF_KPROBE(kp_down_write_entry, struct rw_semaphore *sem)
+{
+	write_enter((u64)sem);
+	return 0;
+}
+
+static __always_inline u64 wacq_lock(void)
+{
+	u32 tid = (u32)bpf_get_current_pid_tgid();
+	struct wacq *a = bpf_map_lookup_elem(&wacqs, &tid);
+
+	return a ? a->lock : 0;
+}
+
+SEC("kretprobe/down_write")
+int BPF_KRETPROBE(kp_down_write_exit)
+{
+	u64 lock = wacq_lock();
+
+	if (lock)
+		write_acquired(ctx, lock, true);
+	return 0;
+}
+
+SEC("kretprobe/down_write_killable")
+int BPF_KRETPROBE(kp_down_write_killable_exit, int ret)
+{
+	u64 lock = wacq_lock();
+
+	if (lock)
+		write_acquired(ctx, lock, ret == 0);
+	return 0;
+}
+
+SEC("kretprobe/down_write_trylock")
+int BPF_KRETPROBE(kp_down_write_trylock_exit, int ret)
+{
+	u64 lock = wacq_lock();
+
+	if (lock)
+		write_acquired(ctx, lock, ret == 1);
+	return 0;
+}
+
+SEC("kprobe/up_write")
+int BPF_KPROBE(kp_up_write_entry, struct rw_semaphore *sem)
+{
+	write_release((u64)sem);
+	return 0;
+}
+
+SEC("kprobe/downgrade_write")
+int BPF_KPROBE(kp_downgrade_write_entry, struct rw_semaphore *sem)
+{
+	write_downgrade((u64)sem);
+	return 0;
+}
+
+/* ---- waits --------------------------------------------------------- */
+
+SEC("tp_btf/contention_begin")
+int BPF_PROG(contention_begin, void *lock, unsigned int flags)
+{
+	u32 tid = (u32)bpf_get_current_pid_tgid();
+	u64 l = (u64)lock;
+	struct wait w = {}, *old;
+	struct holder *o;
+
+	if (!(flags & (LCB_F_READ | LCB_F_WRITE)))
+		return 0;
+	o = bpf_map_lookup_elem(&owners, &l);
+	if (!o && !is_current_mmap_lock(lock) &&
+	    !bpf_map_lookup_elem(&mmlocks, &l))
+		return 0;
+	old = bpf_map_lookup_elem(&waits, &tid);
+	if (old && old->lock == l)	/* begin can repeat within one wait */
+		return 0;
+	w.ts = bpf_ktime_get_ns();
+	w.lock = l;
+	w.flags = flags;
+	w.stackid = stack_id(ctx);
+	if (o) {
+		w.has_holder = 1;
+		w.holder = *o;
+	}
+	if (bpf_map_update_elem(&waits, &tid, &w, BPF_ANY))
+		count(C_DROP_MAP);
+	return 0;
+}
+
+SEC("tp_btf/contention_end")
+int BPF_PROG(contention_end, void *lock, int ret)
+{
+	u64 id = bpf_get_current_pid_tgid();
+	u32 tid = (u32)id;
+	struct wait *w = bpf_map_lookup_elem(&waits, &tid);
+	struct event *e;
+	u64 d;
+
+	if (!w || w->lock != (u64)lock)
+		return 0;
+	d = bpf_ktime_get_ns() - w->ts;
+	if (!task_selected() && !(w->has_holder && w->holder.selected))
+		goto out;
+	hist_add(w->flags & LCB_F_WRITE ? H_WRITE_WAIT : H_READ_WAIT, d);
+	if (!over_thresh(1, d))
+		goto out;
+	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	if (!e) {
+		count(C_DROP_RINGBUF);
+		goto out;
+	}
+	__builtin_memset(e, 0, sizeof(*e));
+	e->kind = EV_WAIT;
+	e->sub = w->flags & LCB_F_WRITE ? 2 : 1;
+	e->pid = id >> 32;
+	e->tid = tid;
+	e->sysnr = current_sysnr();
+	e->stackid = w->stackid;
+	e->lock = w->lock;
+	e->total_ns = d;
+	bpf_get_current_comm(e->comm, sizeof(e->comm));
+	e->has_holder = w->has_holder;
+	e->holder = w->holder;
+	bpf_ringbuf_submit(e, 0);
+out:
+	bpf_map_delete_elem(&waits, &tid);
+	return 0;
+}
+
+/* ---- --full: the mmap_lock tracepoints ------------------------------ */
+
+/* Upstream/backported flavour of the mmap_lock event class (CO-RE). */
+struct trace_event_raw_mmap_lock___new {
+	u64 memcg_id;
+} __attribute__((preserve_access_index));
+
+/* Field names, not positions: 6.1 has memcg_path (a __data_loc string),
+ * the backported/upstream version memcg_id; neither is read. */
+static __always_inline void note_tp_flavour(void)
+{
+	static bool seen;
+
+	if (seen)
+		return;
+	seen = true;
+	if (bpf_core_field_exists(struct trace_event_raw_mmap_lock___new, memcg_id))
+		count(C_TP_MEMCG_ID);
+	else
+		count(C_TP_MEMCG_PATH);
+}
+
+SEC("tracepoint/mmap_lock/mmap_lock_start_locking")
+int tp_start_locking(struct trace_event_raw_mmap_lock *ctx)
+{
+	struct rkey k = { .tid = (u32)bpf_get_current_pid_tgid() };
+	struct rhold r = {};
+
+	if (BPF_CORE_READ(ctx, write))
+		return 0;
+	k.lock = mm_lock_addr(BPF_CORE_READ(ctx, mm));
+	r.acq_ts = bpf_ktime_get_ns();
+	r.stackid = -1;
+	if (bpf_map_update_elem(&rholds, &k, &r, BPF_ANY))
+		count(C_DROP_MAP);
+	return 0;
+}
+
+SEC("tracepoint/mmap_lock/mmap_lock_acquire_returned")
+int tp_acquire_returned(struct trace_event_raw_mmap_lock_acquire_returned *ctx)
+{
+	struct rkey k = { .tid = (u32)bpf_get_current_pid_tgid() };
+	struct holder *h, o = {};
+	struct rhold *r;
+	u64 now;
+	u8 one = 1;
+
+	note_tp_flavour();
+	if (BPF_CORE_READ(ctx, write))
+		return 0;
+	k.lock = mm_lock_addr(BPF_CORE_READ(ctx, mm));
+	r = bpf_map_lookup_elem(&rholds, &k);
+	/* mmap_write_downgrade() emits acquire_returned(write=false) with no
+	 * start_locking before it: downgrade_write's fentry handles it. */
+	h = bpf_map_lookup_elem(&holds, &k.tid);
+	if (h && h->phase == PHASE_WRITE && k.lock == current_mmap_lock()) {
+		if (r)
+			bpf_map_delete_elem(&rholds, &k);
+		return 0;
+	}
+	if (!r)
+		return 0;
+	if (!BPF_CORE_READ(ctx, success)) {
+		bpf_map_delete_elem(&rholds, &k);
+		return 0;
+	}
+	now = bpf_ktime_get_ns();
+	if (task_selected())
+		hist_add(H_READ_ACQUIRE, now - r->acq_ts);
+	r->ts = now;
+	r->sysnr = current_sysnr();
+	r->stackid = stack_id(ctx);
+	bpf_map_update_elem(&mmlocks, &k.lock, &one, BPF_ANY);
+	/* Blame for writers queued behind readers: remember one reader. */
+	if (!bpf_map_lookup_elem(&owners, &k.lock)) {
+		fill_holder(&o, ctx, now, PHASE_READ);
+		bpf_map_update_elem(&owners, &k.lock, &o, BPF_NOEXIST);
+	}
+	return 0;
+}
+
+SEC("tracepoint/mmap_lock/mmap_lock_released")
+int tp_released(struct trace_event_raw_mmap_lock *ctx)
+{
+	struct rkey k = { .tid = (u32)bpf_get_current_pid_tgid() };
+	struct holder *h, *o, me = {};
+	struct rhold *r;
+	u64 now, d;
+
+	if (BPF_CORE_READ(ctx, write))
+		return 0;
+	k.lock = mm_lock_addr(BPF_CORE_READ(ctx, mm));
+	/* The end of a downgraded read phase is up_read's (below): this
+	 * event comes after 6.1 formatted the memcg path, ~1 ms late under
+	 * TCG, where the phase's start (downgrade_write) is not. */
+	h = bpf_map_lookup_elem(&holds, &k.tid);
+	if (h && h->phase == PHASE_DG_READ && k.lock == current_mmap_lock())
+		return 0;
+	r = bpf_map_lookup_elem(&rholds, &k);
+	if (!r || !r->ts)
+		return 0;
+	now = bpf_ktime_get_ns();
+	d = now - r->ts;
+	o = bpf_map_lookup_elem(&owners, &k.lock);
+	if (o && o->tid == k.tid && o->phase == PHASE_READ)
+		bpf_map_delete_elem(&owners, &k.lock);
+	if (task_selected()) {
+		hist_add(H_READ_HOLD, d);
+		if (over_thresh(0, d)) {
+			fill_holder(&me, ctx, r->ts, PHASE_READ);
+			me.sysnr = r->sysnr;
+			me.stackid = r->stackid;
+			emit_hold(&me, HOLD_READ, k.lock, d, 0, d);
+		}
+	}
+	bpf_map_delete_elem(&rholds, &k);
+	return 0;
+}
+
+/* --full only: up_read is on every read path. Ends the read phase of a
+ * downgraded hold exactly. */
+static __always_inline void read_release(u64 lock)
+{
+	u32 tid = (u32)bpf_get_current_pid_tgid();
+	struct holder *h = bpf_map_lookup_elem(&holds, &tid);
+
+	if (h && h->phase == PHASE_DG_READ && lock == current_mmap_lock())
+		downgraded_read_end();
+}
+
+SEC("fentry/up_read")
+int BPF_PROG(up_read_entry, struct rw_semaphore *sem)
+{
+	read_release((u64)sem);
+	return 0;
+}
+
+SEC("kprobe/up_read")
+int BPF_KPROBE(kp_up_read_entry, struct rw_semaphore *sem)
+{
+	read_release((u64)sem);
+	return 0;
+}
+
+char LICENSE[] SEC("license") = "GPL";

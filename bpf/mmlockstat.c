@@ -1,0 +1,971 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * mmlockstat: mmap_lock hold and wait histograms, with the write phase and
+ * the read phase of downgraded holds (munmap, brk, mremap) kept apart, and
+ * blame for the longest waits. See README.md and -h.
+ */
+#include <argp.h>
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "mmlockstat.h"
+#include "mmlockstat.skel.h"
+#include "trace_helpers.h"
+
+#define MAX_TOP		64
+#define MAX_READ_END	16
+
+/* JSON contract names (DESIGN.md section 5), in enum hist_id order. */
+static const char *const hist_names[NR_HISTS] = {
+	"write_hold", "read_hold", "downgrade_write_phase",
+	"downgrade_read_phase", "read_wait", "write_wait",
+	"write_acquire", "read_acquire",
+};
+
+static const char *const hist_help[NR_HISTS] = {
+	"mmap_lock held for write (to up_write or downgrade_write)",
+	"mmap_lock held for read (default mode: downgraded read phases only)",
+	"write phase of mmap_lock holds that were downgraded",
+	"read phase of mmap_lock holds that were downgraded",
+	"readers blocked on mmap_lock (contention slow path)",
+	"writers blocked on mmap_lock (contention slow path)",
+	"down_write on mmap_lock, entry to return (incl. fast path and spin)",
+	"read acquisitions of mmap_lock, start_locking to acquire_returned",
+};
+
+static struct env {
+	pid_t pid;
+	char comm[TASK_COMM_LEN];
+	bool filter_comm;
+	double interval;
+	double duration;
+	bool json;
+	bool stacks;
+	int top;
+	bool full;
+	bool kprobes;
+	const char *prom;
+	const char *read_end[MAX_READ_END];
+	int nr_read_end;
+	bool verbose;
+} env = {
+	.top = 5,
+};
+
+const char *argp_program_version = "mmlockstat 1.0";
+const char argp_program_doc[] =
+"Summarize mmap_lock hold and wait times as log2 histograms.\n"
+"\n"
+"Histograms (ns): write_hold, read_hold, downgrade_write_phase,\n"
+"downgrade_read_phase, read_wait, write_wait, write_acquire (and\n"
+"read_acquire with --full); the longest holds and waits, each wait with the\n"
+"holder it was blocked behind (pid, comm, operation, phase).\n"
+"\n"
+"Default probes cost nothing on the uncontended read path (page faults):\n"
+"write-side rwsem functions filtered to mm->mmap_lock, the lock contention\n"
+"tracepoints, and the return of the functions that downgrade (munmap, brk,\n"
+"mremap; more with -E). read_hold then holds only downgraded read phases.\n"
+"--full adds the mmap_lock tracepoints: every read hold, but on 6.1 each\n"
+"event formats a memcg path under a global lock, serialising page faults.\n"
+"\n"
+"USAGE: mmlockstat [-p PID] [-c COMM] [-i SEC] [-d SEC] [-j] [-s] [--full]\n"
+"                  [--prometheus ADDR:PORT] [-E FUNC] [-v]\n"
+"\v"
+"EXAMPLES:\n"
+"    mmlockstat                 # trace until Ctrl-C, then print histograms\n"
+"    mmlockstat -d 10 -j        # 10 seconds, one JSON object (schema 1)\n"
+"    mmlockstat -p 181 -i 1     # process 181 (its holds, waits on its lock)\n"
+"    mmlockstat -c munmap_test -s   # by command name, with kernel stacks\n"
+"    mmlockstat --full -d 5     # every read hold too (expensive on 6.1)\n"
+"    mmlockstat --prometheus :9464  # serve /metrics on 127.0.0.1:9464\n"
+"    mmlockstat -E tml_hold_write   # also end read phases at this return\n"
+"\n"
+"Exit status: 0 ok, 1 runtime error, 2 bad usage.\n";
+
+enum {
+	OPT_FULL = 0x100,
+	OPT_PROM,
+	OPT_KPROBES,
+};
+
+static const struct argp_option opts[] = {
+	{ "pid", 'p', "PID", 0, "Trace this process: its holds and waits, and waits behind its holds", 0 },
+	{ "comm", 'c', "COMM", 0, "Trace tasks with this command name (same rules as -p)", 0 },
+	{ "interval", 'i', "SECONDS", 0, "Print every SECONDS (histograms are per interval)", 0 },
+	{ "duration", 'd', "SECONDS", 0, "Stop after SECONDS", 0 },
+	{ "json", 'j', NULL, 0, "One JSON object per interval (schema 1, see README.md)", 0 },
+	{ "stacks", 's', NULL, 0, "Kernel stacks for the top holds and waits", 0 },
+	{ "top", 'n', "N", 0, "Top N longest holds and waits to show (default 5)", 0 },
+	{ "full", OPT_FULL, NULL, 0, "Also trace every read hold (mmap_lock tracepoints)", 0 },
+	{ "prometheus", OPT_PROM, "ADDR:PORT", 0, "Serve /metrics (ADDR defaults to 127.0.0.1)", 0 },
+	{ "read-end", 'E', "FUNC", 0, "Also end downgraded read phases at FUNC's return (repeatable)", 0 },
+	{ "kprobes", OPT_KPROBES, NULL, 0, "Use kprobes instead of fentry/fexit", 0 },
+	{ "verbose", 'v', NULL, 0, "Verbose debug output (libbpf)", 0 },
+	{ NULL, 'h', NULL, OPTION_HIDDEN, "Show the full help", 0 },
+	{},
+};
+
+static double parse_seconds(const char *arg, struct argp_state *state,
+			    const char *what)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(arg, &end);
+	if (errno || end == arg || *end || v <= 0 || v > 1e7)
+		argp_error(state, "invalid %s '%s': want seconds > 0", what, arg);
+	return v;
+}
+
+static error_t parse_arg(int key, char *arg, struct argp_state *state)
+{
+	char *end;
+	long v;
+
+	switch (key) {
+	case 'p':
+		errno = 0;
+		v = strtol(arg, &end, 10);
+		if (errno || end == arg || *end || v <= 0 || v > INT_MAX)
+			argp_error(state, "invalid PID '%s'", arg);
+		env.pid = v;
+		break;
+	case 'c':
+		if (!*arg || strlen(arg) >= TASK_COMM_LEN)
+			argp_error(state, "invalid COMM '%s': 1 to %d characters",
+				   arg, TASK_COMM_LEN - 1);
+		strncpy(env.comm, arg, TASK_COMM_LEN - 1);
+		env.filter_comm = true;
+		break;
+	case 'i':
+		env.interval = parse_seconds(arg, state, "interval");
+		break;
+	case 'd':
+		env.duration = parse_seconds(arg, state, "duration");
+		break;
+	case 'j':
+		env.json = true;
+		break;
+	case 's':
+		env.stacks = true;
+		break;
+	case 'n':
+		errno = 0;
+		v = strtol(arg, &end, 10);
+		if (errno || end == arg || *end || v < 0 || v > MAX_TOP)
+			argp_error(state, "invalid top N '%s': 0 to %d", arg,
+				   MAX_TOP);
+		env.top = v;
+		break;
+	case OPT_FULL:
+		env.full = true;
+		break;
+	case OPT_PROM:
+		env.prom = arg;
+		break;
+	case 'E':
+		if (env.nr_read_end >= MAX_READ_END)
+			argp_error(state, "too many -E (max %d)", MAX_READ_END);
+		env.read_end[env.nr_read_end++] = arg;
+		break;
+	case OPT_KPROBES:
+		env.kprobes = true;
+		break;
+	case 'v':
+		env.verbose = true;
+		break;
+	case 'h':
+		argp_state_help(state, stderr, ARGP_HELP_STD_HELP);
+		break;
+	case ARGP_KEY_ARG:
+		argp_error(state, "unexpected argument '%s'", arg);
+		break;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+	return 0;
+}
+
+static volatile sig_atomic_t exiting;
+
+static void sig_handler(int sig)
+{
+	exiting = 1;
+}
+
+static int libbpf_print_fn(enum libbpf_print_level level, const char *format,
+			   va_list args)
+{
+	if (level == LIBBPF_DEBUG && !env.verbose)
+		return 0;
+	if (!env.verbose)	/* libbpf's own warnings only with -v */
+		return 0;
+	return vfprintf(stderr, format, args);
+}
+
+/* ---- top-N holds and waits --------------------------------------------- */
+
+struct top {
+	struct event ev[MAX_TOP];
+	int n;
+};
+
+static struct top top_holds, top_waits;
+static struct mmlockstat_bpf *obj;
+static struct ksyms *ksyms;
+
+static void set_thresh(int which, unsigned long long ns)
+{
+	__u32 k = which;
+
+	bpf_map__update_elem(obj->maps.thresh, &k, sizeof(k), &ns, sizeof(ns),
+			     BPF_ANY);
+}
+
+static void top_add(struct top *t, int which, const struct event *e)
+{
+	int i;
+
+	if (!env.top)
+		return;
+	if (t->n == env.top && e->total_ns <= t->ev[t->n - 1].total_ns)
+		return;
+	if (t->n < env.top)
+		t->n++;
+	for (i = t->n - 1; i > 0 && t->ev[i - 1].total_ns < e->total_ns; i--)
+		t->ev[i] = t->ev[i - 1];
+	t->ev[i] = *e;
+	if (t->n == env.top)
+		set_thresh(which, t->ev[t->n - 1].total_ns);
+}
+
+static void top_reset(void)
+{
+	top_holds.n = top_waits.n = 0;
+	set_thresh(0, 0);
+	set_thresh(1, 0);
+}
+
+static int handle_event(void *ctx, void *data, size_t size)
+{
+	const struct event *e = data;
+
+	if (size < sizeof(*e))
+		return 0;
+	if (e->kind == EV_HOLD)
+		top_add(&top_holds, 0, e);
+	else if (e->kind == EV_WAIT)
+		top_add(&top_waits, 1, e);
+	return 0;
+}
+
+/* ---- naming ------------------------------------------------------------ */
+
+static const char *op_name(int sysnr)
+{
+	switch (sysnr) {
+	case SYS_KTHREAD: return "kthread";
+	case SYS_FAULT: return "fault";
+	case 9: return "mmap";
+	case 10: return "mprotect";
+	case 11: return "munmap";
+	case 12: return "brk";
+	case 25: return "mremap";
+	case 28: return "madvise";
+	case 59: case 322: return "execve";
+	default: return "other";
+	}
+}
+
+static const char *phase_name(unsigned int phase)
+{
+	switch (phase) {
+	case PHASE_WRITE: return "write";
+	case PHASE_DG_READ: return "downgraded-read";
+	case PHASE_READ: return "read";
+	default: return "none";
+	}
+}
+
+static const char *hold_kind_name(unsigned int sub)
+{
+	switch (sub) {
+	case HOLD_WRITE: return "write";
+	case HOLD_DOWNGRADE: return "downgrade";
+	case HOLD_READ: return "read";
+	default: return "?";
+	}
+}
+
+/* Kernel stack of @stackid without the BPF program and trampoline frames
+ * on top; returns the number of frames. */
+static int read_stack(int stackid, __u64 *ips)
+{
+	int n = 0, skip = 0;
+
+	if (stackid < 0)
+		return 0;
+	if (bpf_map__lookup_elem(obj->maps.stacks, &stackid, sizeof(stackid),
+				 ips, STACK_DEPTH * sizeof(__u64), 0))
+		return 0;
+	while (n < STACK_DEPTH && ips[n])
+		n++;
+	while (skip < n) {
+		const struct ksym *s = ksyms__map_addr(ksyms, ips[skip]);
+
+		if (!s || (strncmp(s->name, "bpf_prog_", 9) &&
+			   strncmp(s->name, "bpf_trampoline_", 15) &&
+			   strcmp(s->name, "kretprobe_trampoline") &&
+			   strcmp(s->name, "__kretprobe_trampoline")))
+			break;
+		skip++;
+	}
+	memmove(ips, ips + skip, (n - skip) * sizeof(*ips));
+	return n - skip;
+}
+
+static const char *ksym_name(__u64 ip, char *buf, size_t len)
+{
+	const struct ksym *s = ksyms__map_addr(ksyms, ip);
+
+	if (!s)
+		snprintf(buf, len, "0x%llx", (unsigned long long)ip);
+	else
+		snprintf(buf, len, "%s+0x%llx", s->name,
+			 (unsigned long long)(ip - s->addr));
+	return buf;
+}
+
+static void print_stack_text(int stackid, const char *indent)
+{
+	__u64 ips[STACK_DEPTH];
+	char b[128];
+	int n = read_stack(stackid, ips);
+
+	if (!n) {
+		printf("%s[stack unavailable]\n", indent);
+		return;
+	}
+	for (int i = 0; i < n; i++)
+		printf("%s%s\n", indent, ksym_name(ips[i], b, sizeof(b)));
+}
+
+static void json_stack(struct jw *w, int stackid)
+{
+	__u64 ips[STACK_DEPTH];
+	char b[128];
+	int n = read_stack(stackid, ips);
+
+	jw_key(w, "stack");
+	jw_arr_open(w);
+	for (int i = 0; i < n; i++)
+		jw_str(w, ksym_name(ips[i], b, sizeof(b)));
+	jw_arr_close(w);
+}
+
+/* ---- snapshots ---------------------------------------------------------- */
+
+struct snap {
+	struct hist h[NR_HISTS];
+	unsigned long long max[NR_HISTS];
+	unsigned long long c[NR_COUNTERS];
+};
+
+static struct snap prev;	/* cumulative at the last print */
+static unsigned long long prev_ns, start_ns;
+static char kernel_release[65];
+static const char *probe_kind = "fentry";
+
+static void read_snap(struct snap *s, bool reset_max)
+{
+	__u64 zero = 0;
+
+	memset(s, 0, sizeof(*s));
+	for (__u32 i = 0; i < NR_HISTS; i++) {
+		bpf_map__lookup_elem(obj->maps.hists, &i, sizeof(i), &s->h[i],
+				     sizeof(s->h[i]), 0);
+		bpf_map__lookup_elem(obj->maps.maxes, &i, sizeof(i), &s->max[i],
+				     sizeof(__u64), 0);
+		if (reset_max)
+			bpf_map__update_elem(obj->maps.maxes, &i, sizeof(i),
+					     &zero, sizeof(zero), BPF_ANY);
+	}
+	for (__u32 i = 0; i < NR_COUNTERS; i++)
+		bpf_map__lookup_elem(obj->maps.counters, &i, sizeof(i), &s->c[i],
+				     sizeof(__u64), 0);
+}
+
+static void delta(struct snap *d, const struct snap *cur, const struct snap *old)
+{
+	*d = *cur;
+	for (int i = 0; i < NR_HISTS; i++) {
+		for (int j = 0; j < MAX_SLOTS; j++)
+			d->h[i].slots[j] -= old->h[i].slots[j];
+		d->h[i].count -= old->h[i].count;
+		d->h[i].sum -= old->h[i].sum;
+		if (!d->h[i].count)
+			d->max[i] = 0;
+	}
+	for (int i = 0; i < NR_COUNTERS; i++)
+		if (i != C_TP_MEMCG_ID && i != C_TP_MEMCG_PATH)
+			d->c[i] -= old->c[i];
+}
+
+static bool hist_shown(int i)
+{
+	return env.full || i != H_READ_ACQUIRE;
+}
+
+/* ---- output ------------------------------------------------------------ */
+
+static void print_text(const struct snap *d, double secs)
+{
+	char t[32], b1[32], b2[32], b3[32], b4[32];
+	time_t now = time(NULL);
+	bool any = false;
+
+	strftime(t, sizeof(t), "%H:%M:%S", localtime(&now));
+	printf("\n%s  mmap_lock over %.2fs  drops %llu  unended-read-phases %llu\n",
+	       t, secs, d->c[C_DROP_RINGBUF] + d->c[C_DROP_MAP],
+	       d->c[C_UNENDED]);
+	for (int i = 0; i < NR_HISTS; i++) {
+		const struct hist *h = &d->h[i];
+
+		if (!hist_shown(i) || !h->count)
+			continue;
+		any = true;
+		printf("\n%s: count %llu  sum %s  max %s  p50 %s  p99 %s\n",
+		       hist_names[i], h->count, fmt_ns(b1, sizeof(b1), h->sum),
+		       fmt_ns(b2, sizeof(b2), d->max[i]),
+		       fmt_ns(b3, sizeof(b3), log2_quantile(h->slots, MAX_SLOTS, 0.5, d->max[i])),
+		       fmt_ns(b4, sizeof(b4), log2_quantile(h->slots, MAX_SLOTS, 0.99, d->max[i])));
+		print_log2_hist(stdout, h->slots, MAX_SLOTS, "nsecs");
+	}
+	if (!any)
+		printf("no mmap_lock holds or waits seen\n");
+
+	if (top_holds.n) {
+		printf("\nLongest holds:\n  %-10s %-10s %-10s %-9s %-7s %-16s %s\n",
+		       "TOTAL", "WRITE", "READ", "KIND", "PID", "COMM", "OP");
+		for (int i = 0; i < top_holds.n; i++) {
+			const struct event *e = &top_holds.ev[i];
+
+			printf("  %-10s %-10s %-10s %-9s %-7u %-16s %s\n",
+			       fmt_ns(b1, sizeof(b1), e->total_ns),
+			       fmt_ns(b2, sizeof(b2), e->write_ns),
+			       fmt_ns(b3, sizeof(b3), e->read_ns),
+			       hold_kind_name(e->sub), e->pid, e->comm,
+			       op_name(e->sysnr));
+			if (env.stacks)
+				print_stack_text(e->stackid, "        ");
+		}
+	}
+	if (top_waits.n) {
+		printf("\nLongest waits (holder = who held the lock when the wait began):\n"
+		       "  %-10s %-5s %-7s %-16s %-6s <- HOLDER %-7s %-16s %-8s %s\n",
+		       "WAIT", "TYPE", "PID", "COMM", "OP", "PID", "COMM", "OP", "PHASE");
+		for (int i = 0; i < top_waits.n; i++) {
+			const struct event *e = &top_waits.ev[i];
+
+			printf("  %-10s %-5s %-7u %-16s %-6s <- ",
+			       fmt_ns(b1, sizeof(b1), e->total_ns),
+			       e->sub == 2 ? "write" : "read", e->pid, e->comm,
+			       op_name(e->sysnr));
+			if (e->has_holder)
+				printf("HOLDER %-7u %-16s %-8s %s\n", e->holder.pid,
+				       e->holder.comm, op_name(e->holder.sysnr),
+				       phase_name(e->holder.phase));
+			else
+				printf("unknown (reader or untracked)\n");
+			if (env.stacks) {
+				print_stack_text(e->stackid, "        ");
+				if (e->has_holder) {
+					printf("      holder acquired at:\n");
+					print_stack_text(e->holder.stackid, "        ");
+				}
+			}
+		}
+	}
+	fflush(stdout);
+}
+
+static void json_holder(struct jw *w, const struct holder *h)
+{
+	jw_obj_open(w);
+	jw_ku64(w, "pid", h->pid);
+	jw_ku64(w, "tid", h->tid);
+	jw_kstr(w, "comm", h->comm);
+	jw_kstr(w, "op", op_name(h->sysnr));
+	jw_ki64(w, "syscall", h->sysnr);
+	jw_kstr(w, "phase", phase_name(h->phase));
+	if (env.stacks)
+		json_stack(w, h->stackid);
+	jw_obj_close(w);
+}
+
+static void print_json(const struct snap *d, double secs)
+{
+	struct jw w;
+
+	jw_init(&w, stdout);
+	jw_obj_open(&w);
+	jw_ku64(&w, "schema", 1);
+	jw_kstr(&w, "tool", "mmlockstat");
+	jw_kstr(&w, "kernel", kernel_release);
+	jw_kdouble(&w, "interval_s", secs);
+	jw_ku64(&w, "ts", (unsigned long long)time(NULL));
+	jw_kstr(&w, "mode", env.full ? "full" : "default");
+	jw_kstr(&w, "probes", probe_kind);
+	if (env.full)
+		jw_kstr(&w, "tracepoint_memcg",
+			d->c[C_TP_MEMCG_ID] ? "id" :
+			d->c[C_TP_MEMCG_PATH] ? "path" : "unknown");
+	jw_key(&w, "filter");
+	jw_obj_open(&w);
+	if (env.pid)
+		jw_ku64(&w, "pid", env.pid);
+	if (env.filter_comm)
+		jw_kstr(&w, "comm", env.comm);
+	jw_obj_close(&w);
+
+	jw_key(&w, "histograms");
+	jw_obj_open(&w);
+	for (int i = 0; i < NR_HISTS; i++) {
+		const struct hist *h = &d->h[i];
+
+		if (!hist_shown(i))
+			continue;
+		jw_key(&w, hist_names[i]);
+		jw_obj_open(&w);
+		jw_kstr(&w, "unit", "ns");
+		jw_ku64(&w, "count", h->count);
+		jw_ku64(&w, "sum", h->sum);
+		jw_ku64(&w, "max", d->max[i]);
+		jw_ku64(&w, "p50", log2_quantile(h->slots, MAX_SLOTS, 0.5, d->max[i]));
+		jw_ku64(&w, "p99", log2_quantile(h->slots, MAX_SLOTS, 0.99, d->max[i]));
+		jw_key(&w, "buckets");
+		jw_arr_open(&w);
+		for (int j = 0; j < MAX_SLOTS; j++) {
+			if (!h->slots[j])
+				continue;
+			jw_obj_open(&w);
+			jw_ku64(&w, "le", log2_slot_high(j));
+			jw_ku64(&w, "count", h->slots[j]);
+			jw_obj_close(&w);
+		}
+		jw_arr_close(&w);
+		jw_obj_close(&w);
+	}
+	jw_obj_close(&w);
+
+	jw_key(&w, "top_holds");
+	jw_arr_open(&w);
+	for (int i = 0; i < top_holds.n; i++) {
+		const struct event *e = &top_holds.ev[i];
+
+		jw_obj_open(&w);
+		jw_kstr(&w, "kind", hold_kind_name(e->sub));
+		jw_ku64(&w, "total_ns", e->total_ns);
+		jw_ku64(&w, "write_ns", e->write_ns);
+		jw_ku64(&w, "read_ns", e->read_ns);
+		jw_ku64(&w, "pid", e->pid);
+		jw_ku64(&w, "tid", e->tid);
+		jw_kstr(&w, "comm", e->comm);
+		jw_kstr(&w, "op", op_name(e->sysnr));
+		jw_ki64(&w, "syscall", e->sysnr);
+		if (env.stacks)
+			json_stack(&w, e->stackid);
+		jw_obj_close(&w);
+	}
+	jw_arr_close(&w);
+
+	jw_key(&w, "top_waits");
+	jw_arr_open(&w);
+	for (int i = 0; i < top_waits.n; i++) {
+		const struct event *e = &top_waits.ev[i];
+
+		jw_obj_open(&w);
+		jw_kstr(&w, "type", e->sub == 2 ? "write" : "read");
+		jw_ku64(&w, "wait_ns", e->total_ns);
+		jw_ku64(&w, "pid", e->pid);
+		jw_ku64(&w, "tid", e->tid);
+		jw_kstr(&w, "comm", e->comm);
+		jw_kstr(&w, "op", op_name(e->sysnr));
+		jw_ki64(&w, "syscall", e->sysnr);
+		if (env.stacks)
+			json_stack(&w, e->stackid);
+		jw_key(&w, "holder");
+		if (e->has_holder)
+			json_holder(&w, &e->holder);
+		else
+			jw_null(&w);
+		jw_obj_close(&w);
+	}
+	jw_arr_close(&w);
+
+	jw_ku64(&w, "drops", d->c[C_DROP_RINGBUF] + d->c[C_DROP_MAP]);
+	jw_ku64(&w, "drops_ringbuf", d->c[C_DROP_RINGBUF]);
+	jw_ku64(&w, "drops_map", d->c[C_DROP_MAP]);
+	jw_ku64(&w, "unended_read_phases", d->c[C_UNENDED]);
+	jw_obj_close(&w);
+	putchar('\n');
+	fflush(stdout);
+}
+
+static void print_period(void)
+{
+	struct snap cur, d;
+	unsigned long long now = mono_ns();
+	double secs = (now - prev_ns) / 1e9;
+
+	/* drain what is in flight so the top lists match the histograms */
+	read_snap(&cur, true);
+	delta(&d, &cur, &prev);
+	if (env.json)
+		print_json(&d, secs);
+	else
+		print_text(&d, secs);
+	prev = cur;
+	prev_ns = now;
+	top_reset();
+}
+
+static void prom_body(FILE *f, void *ctx)
+{
+	struct snap cur;
+	char name[96];
+
+	read_snap(&cur, false);
+	for (int i = 0; i < NR_HISTS; i++) {
+		if (!hist_shown(i))
+			continue;
+		snprintf(name, sizeof(name), "mmap_lock_%s", hist_names[i]);
+		prom_log2_hist_seconds(f, name, hist_help[i], cur.h[i].slots,
+				       MAX_SLOTS, cur.h[i].sum);
+	}
+	prom_counter(f, "mmap_lock_drops_total",
+		     "events or holds lost (ring buffer or map full)",
+		     cur.c[C_DROP_RINGBUF] + cur.c[C_DROP_MAP]);
+	prom_counter(f, "mmap_lock_unended_read_phases_total",
+		     "downgraded read phases whose end was not seen",
+		     cur.c[C_UNENDED]);
+	prom_gauge(f, "mmap_lock_exporter_uptime_seconds",
+		   "seconds since mmlockstat attached",
+		   (mono_ns() - start_ns) / 1e9);
+}
+
+/* ---- probes ------------------------------------------------------------ */
+
+struct wfunc {
+	const char *name;
+	bool required;
+	struct bpf_program *fentry, *fexit;
+};
+
+/* Functions that end a downgraded read phase in default mode (the first
+ * that returns wins; absent ones are skipped). */
+static const char *const read_end_funcs[] = {
+	"do_mas_munmap", "__vm_munmap", "do_vmi_munmap",
+	"__x64_sys_brk", "__x64_sys_mremap",
+};
+
+static int attach_prog(struct bpf_program *p, const char *what)
+{
+	struct bpf_link *l = bpf_program__attach(p);
+
+	if (!l) {
+		fprintf(stderr, "mmlockstat: cannot attach %s: %s\n", what,
+			strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+static int attach_kprobe(struct bpf_program *p, const char *func, bool ret,
+			 bool quiet)
+{
+	struct bpf_link *l = bpf_program__attach_kprobe(p, ret, func);
+
+	if (!l) {
+		if (!quiet)
+			fprintf(stderr, "mmlockstat: cannot attach %s to %s: %s\n",
+				ret ? "kretprobe" : "kprobe", func, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+static int open_and_load(bool kprobes, bool *have_wait, bool *have_trylock)
+{
+	struct bpf_program *fentry_progs[] = {
+		obj->progs.down_write_entry, obj->progs.down_write_exit,
+		obj->progs.down_write_killable_entry, obj->progs.down_write_killable_exit,
+		obj->progs.down_write_trylock_entry, obj->progs.down_write_trylock_exit,
+		obj->progs.up_write_entry, obj->progs.downgrade_write_entry,
+	};
+	struct bpf_program *kprobe_progs[] = {
+		obj->progs.kp_down_write_entry, obj->progs.kp_down_write_exit,
+		obj->progs.kp_down_write_killable_exit, obj->progs.kp_down_write_trylock_exit,
+		obj->progs.kp_up_write_entry, obj->progs.kp_downgrade_write_entry,
+	};
+	static const char *const required[] = {
+		"down_write", "down_write_killable", "up_write", "downgrade_write",
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(required) / sizeof(required[0]); i++)
+		if (!kallsyms_has_func(required[i])) {
+			fprintf(stderr, "mmlockstat: kernel function %s not found: "
+				"cannot trace write holds\n", required[i]);
+			return -1;
+		}
+	*have_trylock = kallsyms_has_func("down_write_trylock");
+
+	for (i = 0; i < sizeof(fentry_progs) / sizeof(fentry_progs[0]); i++)
+		bpf_program__set_autoload(fentry_progs[i], !kprobes);
+	for (i = 0; i < sizeof(kprobe_progs) / sizeof(kprobe_progs[0]); i++)
+		bpf_program__set_autoload(kprobe_progs[i], kprobes);
+	if (!kprobes && !*have_trylock) {
+		bpf_program__set_autoload(obj->progs.down_write_trylock_entry, false);
+		bpf_program__set_autoload(obj->progs.down_write_trylock_exit, false);
+	}
+	if (kprobes && !*have_trylock)
+		bpf_program__set_autoload(obj->progs.kp_down_write_trylock_exit, false);
+
+	*have_wait = vmlinux_btf_has_func("contention_begin") ||
+		     kallsyms_has_func("__traceiter_contention_begin");
+	bpf_program__set_autoload(obj->progs.contention_begin, *have_wait);
+	bpf_program__set_autoload(obj->progs.contention_end, *have_wait);
+
+	bpf_program__set_autoload(obj->progs.tp_start_locking, env.full);
+	bpf_program__set_autoload(obj->progs.tp_acquire_returned, env.full);
+	bpf_program__set_autoload(obj->progs.tp_released, env.full);
+	bpf_program__set_autoload(obj->progs.read_end_kretprobe, !env.full);
+	bpf_program__set_autoload(obj->progs.up_read_entry, env.full && !kprobes);
+	bpf_program__set_autoload(obj->progs.kp_up_read_entry, env.full && kprobes);
+
+	obj->rodata->targ_tgid = env.pid;
+	obj->rodata->filter_comm = env.filter_comm;
+	memcpy((char *)obj->rodata->targ_comm, env.comm, TASK_COMM_LEN);
+	obj->rodata->want_stacks = env.stacks;
+	return mmlockstat_bpf__load(obj);
+}
+
+static int attach_all(bool kprobes, bool have_wait, bool have_trylock)
+{
+	int n = 0;
+
+	if (!kprobes) {
+		if (attach_prog(obj->progs.down_write_entry, "fentry/down_write") ||
+		    attach_prog(obj->progs.down_write_exit, "fexit/down_write") ||
+		    attach_prog(obj->progs.down_write_killable_entry, "fentry/down_write_killable") ||
+		    attach_prog(obj->progs.down_write_killable_exit, "fexit/down_write_killable") ||
+		    attach_prog(obj->progs.up_write_entry, "fentry/up_write") ||
+		    attach_prog(obj->progs.downgrade_write_entry, "fentry/downgrade_write"))
+			return -1;
+		if (have_trylock &&
+		    (attach_prog(obj->progs.down_write_trylock_entry, "fentry/down_write_trylock") ||
+		     attach_prog(obj->progs.down_write_trylock_exit, "fexit/down_write_trylock")))
+			return -1;
+	} else {
+		if (attach_kprobe(obj->progs.kp_down_write_entry, "down_write", false, false) ||
+		    attach_kprobe(obj->progs.kp_down_write_exit, "down_write", true, false) ||
+		    attach_kprobe(obj->progs.kp_down_write_entry, "down_write_killable", false, false) ||
+		    attach_kprobe(obj->progs.kp_down_write_killable_exit, "down_write_killable", true, false) ||
+		    attach_kprobe(obj->progs.kp_up_write_entry, "up_write", false, false) ||
+		    attach_kprobe(obj->progs.kp_downgrade_write_entry, "downgrade_write", false, false))
+			return -1;
+		if (have_trylock &&
+		    (attach_kprobe(obj->progs.kp_down_write_entry, "down_write_trylock", false, false) ||
+		     attach_kprobe(obj->progs.kp_down_write_trylock_exit, "down_write_trylock", true, false)))
+			return -1;
+	}
+	if (have_wait &&
+	    (attach_prog(obj->progs.contention_begin, "tp_btf/contention_begin") ||
+	     attach_prog(obj->progs.contention_end, "tp_btf/contention_end")))
+		return -1;
+
+	if (env.full) {
+		if (attach_prog(obj->progs.tp_start_locking, "mmap_lock:mmap_lock_start_locking") ||
+		    attach_prog(obj->progs.tp_acquire_returned, "mmap_lock:mmap_lock_acquire_returned") ||
+		    attach_prog(obj->progs.tp_released, "mmap_lock:mmap_lock_released"))
+			return -1;
+		if (kprobes ? attach_kprobe(obj->progs.kp_up_read_entry, "up_read", false, false)
+			    : attach_prog(obj->progs.up_read_entry, "fentry/up_read"))
+			return -1;
+		if (env.nr_read_end)
+			fprintf(stderr, "mmlockstat: -E ignored with --full "
+				"(read phases end at mmap_lock_released)\n");
+		return 0;
+	}
+	for (size_t i = 0; i < sizeof(read_end_funcs) / sizeof(read_end_funcs[0]); i++)
+		if (kallsyms_has_func(read_end_funcs[i]) &&
+		    !attach_kprobe(obj->progs.read_end_kretprobe, read_end_funcs[i], true, true))
+			n++;
+	if (!n)
+		fprintf(stderr, "mmlockstat: warning: none of do_mas_munmap, "
+			"__vm_munmap, do_vmi_munmap found: downgraded read phases "
+			"of munmap are not measured (use --full)\n");
+	for (int i = 0; i < env.nr_read_end; i++) {
+		if (!kallsyms_has_func(env.read_end[i])) {
+			fprintf(stderr, "mmlockstat: -E %s: no such kernel function\n",
+				env.read_end[i]);
+			return -1;
+		}
+		if (attach_kprobe(obj->progs.read_end_kretprobe, env.read_end[i], true, false))
+			return -1;
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct argp argp = {
+		.options = opts,
+		.parser = parse_arg,
+		.doc = argp_program_doc,
+	};
+	struct ring_buffer *rb = NULL;
+	bool have_wait = false, have_trylock = false;
+	unsigned long long next_print = 0, end_ns = 0, last_pid_check = 0;
+	struct utsname u;
+	int err, lfd = -1;
+	char errbuf[256];
+
+	argp_err_exit_status = 2;
+	err = argp_parse(&argp, argc, argv, 0, NULL, NULL);
+	if (err)
+		return 2;
+
+	if (env.pid && kill(env.pid, 0) && errno == ESRCH) {
+		fprintf(stderr, "mmlockstat: pid %d does not exist\n", env.pid);
+		return 1;
+	}
+	if (geteuid() != 0) {
+		fprintf(stderr, "mmlockstat: needs root (loads BPF programs)\n");
+		return 1;
+	}
+	if (!kernel_has_btf()) {
+		fprintf(stderr, "mmlockstat: kernel has no BTF: rebuild with "
+			"CONFIG_DEBUG_INFO_BTF=y\n");
+		return 1;
+	}
+	if (env.prom) {
+		lfd = http_listen(env.prom, errbuf, sizeof(errbuf));
+		if (lfd < 0) {
+			fprintf(stderr, "mmlockstat: --prometheus: %s\n", errbuf);
+			return 1;
+		}
+	}
+	uname(&u);
+	snprintf(kernel_release, sizeof(kernel_release), "%s", u.release);
+	libbpf_set_print(libbpf_print_fn);
+
+	obj = mmlockstat_bpf__open();
+	if (!obj) {
+		fprintf(stderr, "mmlockstat: cannot open BPF object: %s\n",
+			strerror(errno));
+		return 1;
+	}
+	err = open_and_load(env.kprobes, &have_wait, &have_trylock);
+	if (err && !env.kprobes) {
+		fprintf(stderr, "mmlockstat: fentry/fexit unavailable (%s); "
+			"falling back to kprobes\n", strerror(-err));
+		mmlockstat_bpf__destroy(obj);
+		obj = mmlockstat_bpf__open();
+		env.kprobes = true;
+		err = obj ? open_and_load(true, &have_wait, &have_trylock) : -errno;
+	}
+	if (err) {
+		fprintf(stderr, "mmlockstat: cannot load BPF programs: %s%s\n",
+			strerror(-err), env.verbose ? "" : " (-v for details)");
+		goto cleanup;
+	}
+	if (env.kprobes)
+		probe_kind = "kprobe";
+	if (!have_wait)
+		fprintf(stderr, "mmlockstat: warning: no lock:contention_begin "
+			"tracepoint (kernel < 5.19?): read_wait and write_wait "
+			"stay empty\n");
+	err = attach_all(env.kprobes, have_wait, have_trylock);
+	if (err)
+		goto cleanup;
+
+	rb = ring_buffer__new(bpf_map__fd(obj->maps.events), handle_event,
+			      NULL, NULL);
+	if (!rb) {
+		err = -errno;
+		fprintf(stderr, "mmlockstat: cannot create ring buffer: %s\n",
+			strerror(errno));
+		goto cleanup;
+	}
+	if (env.stacks) {
+		ksyms = ksyms__load();
+		if (!ksyms)
+			fprintf(stderr, "mmlockstat: warning: cannot read "
+				"/proc/kallsyms: stacks print as addresses\n");
+	}
+	signal(SIGINT, sig_handler);
+	signal(SIGTERM, sig_handler);
+
+	start_ns = prev_ns = mono_ns();
+	memset(&prev, 0, sizeof(prev));	/* first period counts from load */
+	if (env.interval)
+		next_print = start_ns + env.interval * 1e9;
+	if (env.duration)
+		end_ns = start_ns + env.duration * 1e9;
+	fprintf(stderr, "Tracing mmap_lock (%s, %s probes%s)%s... Hit Ctrl-C to end.\n",
+		env.full ? "full: every read hold" :
+			   "default: write side + contention + downgraded read phases",
+		probe_kind, env.stacks ? ", stacks" : "",
+		lfd >= 0 ? ", serving /metrics" : "");
+
+	while (!exiting) {
+		unsigned long long now;
+
+		err = ring_buffer__poll(rb, lfd >= 0 ? 50 : 100);
+		if (err < 0 && err != -EINTR) {
+			fprintf(stderr, "mmlockstat: ring buffer: %s\n",
+				strerror(-err));
+			goto cleanup;
+		}
+		err = 0;
+		if (lfd >= 0)
+			http_serve_pending(lfd, prom_body, NULL);
+		now = mono_ns();
+		if (env.pid && now - last_pid_check > 1000000000ULL) {
+			last_pid_check = now;
+			if (kill(env.pid, 0) && errno == ESRCH) {
+				fprintf(stderr, "mmlockstat: pid %d exited\n", env.pid);
+				break;
+			}
+		}
+		if (end_ns && now >= end_ns)
+			break;
+		if (next_print && now >= next_print) {
+			ring_buffer__consume(rb);
+			print_period();
+			next_print += env.interval * 1e9;
+		}
+	}
+	ring_buffer__consume(rb);
+	if (!env.interval || mono_ns() - prev_ns > 1000000ULL)
+		print_period();
+
+cleanup:
+	ring_buffer__free(rb);
+	mmlockstat_bpf__destroy(obj);
+	ksyms__free(ksyms);
+	if (lfd >= 0)
+		close(lfd);
+	return err ? 1 : 0;
+}

@@ -1,0 +1,103 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * mmlockstat: the contract between mmlockstat.bpf.c and mmlockstat.c.
+ * Histograms live in the `hists` array map (one struct hist per enum hist_id,
+ * cumulative since load); the longest holds and waits come up the ring buffer
+ * as struct event, only when longer than the threshold user space keeps in
+ * the `thresh` map (so only top-N candidates cross).
+ */
+#ifndef __MMLOCKSTAT_H
+#define __MMLOCKSTAT_H
+
+#define TASK_COMM_LEN	16
+#define MAX_SLOTS	40	/* log2 ns buckets: last one is >= 2^39 ns (~9 min) */
+#define MAX_TASKS	10240	/* tasks holding, acquiring or waiting at one time */
+#define MAX_LOCKS	4096	/* mmap_locks known / owned at one time */
+#define MAX_STACKS	1024
+#define STACK_DEPTH	24
+
+/* Histogram names are the JSON contract (DESIGN.md section 5): keep order in
+ * step with hist_names[] in mmlockstat.c. */
+enum hist_id {
+	H_WRITE_HOLD = 0,	/* every write-mode span: up_write or downgrade */
+	H_READ_HOLD,		/* read-mode spans (default mode: downgraded only) */
+	H_DG_WRITE,		/* write phase of holds that downgraded */
+	H_DG_READ,		/* read phase of holds that downgraded */
+	H_READ_WAIT,		/* lock:contention_begin..end, LCB_F_READ */
+	H_WRITE_WAIT,		/* lock:contention_begin..end, LCB_F_WRITE */
+	H_WRITE_ACQUIRE,	/* down_write*() entry..return: all, incl. spin */
+	H_READ_ACQUIRE,		/* --full: start_locking..acquire_returned */
+	NR_HISTS,
+};
+
+/* Cumulative since load: user space takes interval deltas. The maximum is
+ * kept apart, in the `maxes` array, so that user space can reset it per
+ * interval without racing the counters. */
+struct hist {
+	unsigned long long slots[MAX_SLOTS];
+	unsigned long long count;
+	unsigned long long sum;
+};
+
+enum counter_id {
+	C_DROP_RINGBUF = 0,	/* event lost: ring buffer full */
+	C_DROP_MAP,		/* hold or wait not tracked: map full */
+	C_UNENDED,		/* downgraded read phase whose end was not seen */
+	C_TP_MEMCG_ID,		/* --full: tracepoints carry memcg_id (cheap) */
+	C_TP_MEMCG_PATH,	/* --full: tracepoints carry memcg_path (6.1) */
+	NR_COUNTERS,
+};
+
+enum phase {
+	PHASE_NONE = 0,
+	PHASE_WRITE = 1,	/* held for write */
+	PHASE_DG_READ = 2,	/* downgraded: read phase of a write hold */
+	PHASE_READ = 3,		/* plain read hold (--full only) */
+};
+
+/* Syscall number of a holder; negative: not in a syscall. */
+#define SYS_FAULT	-1	/* user task, not in a syscall: page fault */
+#define SYS_KTHREAD	-2
+
+struct holder {
+	unsigned long long start_ns;	/* hold start (acquisition) */
+	unsigned long long phase_ns;	/* current phase start */
+	unsigned int pid;		/* tgid */
+	unsigned int tid;
+	int sysnr;
+	int stackid;
+	unsigned int phase;		/* enum phase */
+	unsigned int selected;		/* passes -p/-c filters */
+	char comm[TASK_COMM_LEN];
+};
+
+enum event_kind {
+	EV_HOLD = 1,	/* a hold ended */
+	EV_WAIT = 2,	/* a wait ended */
+};
+
+enum hold_kind {
+	HOLD_WRITE = 1,		/* write hold ended by up_write */
+	HOLD_DOWNGRADE = 2,	/* write phase + read phase */
+	HOLD_READ = 3,		/* --full: plain read hold */
+};
+
+struct event {
+	unsigned int kind;		/* enum event_kind */
+	unsigned int sub;		/* hold: enum hold_kind; wait: 1 read, 2 write */
+	unsigned int pid;
+	unsigned int tid;
+	int sysnr;
+	int stackid;
+	unsigned long long lock;
+	unsigned long long total_ns;	/* hold: whole hold; wait: the wait */
+	unsigned long long write_ns;	/* hold: write phase */
+	unsigned long long read_ns;	/* hold: read phase */
+	char comm[TASK_COMM_LEN];
+	/* waits: who held the lock when the wait began (has_holder) */
+	unsigned int has_holder;
+	unsigned int pad;
+	struct holder holder;
+};
+
+#endif /* __MMLOCKSTAT_H */

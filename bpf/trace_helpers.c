@@ -1,0 +1,497 @@
+// SPDX-License-Identifier: GPL-2.0
+/* trace_helpers: see trace_helpers.h. */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <time.h>
+#include <unistd.h>
+#include <bpf/btf.h>
+#include "trace_helpers.h"
+
+/* ---- kernel symbols ---------------------------------------------------- */
+
+struct ksyms {
+	struct ksym *syms;
+	int n, cap;
+	char *strs;
+	size_t strs_len, strs_cap;
+};
+
+static int ksym_cmp(const void *a, const void *b)
+{
+	const struct ksym *x = a, *y = b;
+
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+struct ksyms *ksyms__load(void)
+{
+	struct ksyms *k;
+	char line[512], name[256], type;
+	unsigned long addr;
+	FILE *f;
+	int i;
+
+	f = fopen("/proc/kallsyms", "r");
+	if (!f)
+		return NULL;
+	k = calloc(1, sizeof(*k));
+	if (!k)
+		goto err;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%lx %c %255s", &addr, &type, name) != 3)
+			continue;
+		if (!addr || (type != 't' && type != 'T' && type != 'w' &&
+			      type != 'W'))
+			continue;
+		if (k->n == k->cap) {
+			void *p;
+
+			k->cap = k->cap ? k->cap * 2 : 4096;
+			p = realloc(k->syms, k->cap * sizeof(*k->syms));
+			if (!p)
+				goto err;
+			k->syms = p;
+		}
+		size_t len = strlen(name) + 1;
+
+		if (k->strs_len + len > k->strs_cap) {
+			char *p;
+
+			k->strs_cap = (k->strs_cap + len) * 2;
+			p = realloc(k->strs, k->strs_cap);
+			if (!p)
+				goto err;
+			k->strs = p;
+		}
+		memcpy(k->strs + k->strs_len, name, len);
+		/* store the offset; fixed up to pointers below */
+		k->syms[k->n].name = (const char *)(uintptr_t)k->strs_len;
+		k->syms[k->n].addr = addr;
+		k->strs_len += len;
+		k->n++;
+	}
+	fclose(f);
+	for (i = 0; i < k->n; i++)
+		k->syms[i].name = k->strs + (uintptr_t)k->syms[i].name;
+	qsort(k->syms, k->n, sizeof(*k->syms), ksym_cmp);
+	return k;
+err:
+	fclose(f);
+	ksyms__free(k);
+	return NULL;
+}
+
+void ksyms__free(struct ksyms *k)
+{
+	if (!k)
+		return;
+	free(k->syms);
+	free(k->strs);
+	free(k);
+}
+
+const struct ksym *ksyms__map_addr(const struct ksyms *k, unsigned long addr)
+{
+	int lo = 0, hi, mid;
+
+	if (!k || !k->n)
+		return NULL;
+	hi = k->n - 1;
+	if (addr < k->syms[0].addr)
+		return NULL;
+	while (lo < hi) {
+		mid = lo + (hi - lo + 1) / 2;
+		if (k->syms[mid].addr <= addr)
+			lo = mid;
+		else
+			hi = mid - 1;
+	}
+	return &k->syms[lo];
+}
+
+const struct ksym *ksyms__get_symbol(const struct ksyms *k, const char *name)
+{
+	for (int i = 0; k && i < k->n; i++)
+		if (!strcmp(k->syms[i].name, name))
+			return &k->syms[i];
+	return NULL;
+}
+
+bool kernel_has_btf(void)
+{
+	return access("/sys/kernel/btf/vmlinux", R_OK) == 0;
+}
+
+bool vmlinux_btf_has_func(const char *name)
+{
+	static struct btf *btf;
+
+	if (!btf) {
+		btf = btf__load_vmlinux_btf();
+		if (!btf) {
+			btf = NULL;
+			return false;
+		}
+	}
+	return btf__find_by_name_kind(btf, name, BTF_KIND_FUNC) > 0;
+}
+
+bool kallsyms_has_func(const char *name)
+{
+	static struct ksyms *cache;
+
+	if (!cache)
+		cache = ksyms__load();
+	return ksyms__get_symbol(cache, name) != NULL;
+}
+
+/* ---- log2 histograms --------------------------------------------------- */
+
+unsigned long long log2_slot_low(int slot)
+{
+	return slot ? 1ULL << slot : 0;
+}
+
+unsigned long long log2_slot_high(int slot)
+{
+	return (1ULL << (slot + 1)) - 1;
+}
+
+int log2_slot_of(unsigned long long v)
+{
+	int s = 0;
+
+	while (v >>= 1)
+		s++;
+	return s;
+}
+
+static void print_stars(FILE *f, unsigned long long val, unsigned long long max,
+			int width)
+{
+	int n = max ? (int)(val * width / max) : 0;
+
+	if (val && !n)
+		n = 0;
+	for (int i = 0; i < width; i++)
+		fputc(i < n ? '*' : ' ', f);
+	if (val > max)
+		fputc('+', f);
+}
+
+void print_log2_hist(FILE *f, const unsigned long long *slots, int n,
+		     const char *label)
+{
+	int first = -1, last = -1;
+	unsigned long long max = 0;
+
+	for (int i = 0; i < n; i++) {
+		if (!slots[i])
+			continue;
+		if (first < 0)
+			first = i;
+		last = i;
+		if (slots[i] > max)
+			max = slots[i];
+	}
+	if (last < 0)
+		return;
+	fprintf(f, "%32s : count    distribution\n", label);
+	for (int i = first; i <= last; i++) {
+		fprintf(f, "%14llu -> %-14llu : %-8llu |", log2_slot_low(i),
+			log2_slot_high(i), slots[i]);
+		print_stars(f, slots[i], max, 40);
+		fprintf(f, "|\n");
+	}
+}
+
+unsigned long long log2_quantile(const unsigned long long *slots, int n,
+				 double q, unsigned long long max)
+{
+	unsigned long long total = 0, cum = 0;
+	double rank;
+
+	for (int i = 0; i < n; i++)
+		total += slots[i];
+	if (!total)
+		return 0;
+	rank = q * total;
+	for (int i = 0; i < n; i++) {
+		if (!slots[i])
+			continue;
+		if (cum + slots[i] >= rank) {
+			double lo = log2_slot_low(i), hi = log2_slot_high(i) + 1;
+			double frac = (rank - cum) / slots[i];
+			unsigned long long v = lo + frac * (hi - lo);
+
+			return max && v > max ? max : v;
+		}
+		cum += slots[i];
+	}
+	return max;
+}
+
+/* ---- time and formatting ----------------------------------------------- */
+
+unsigned long long mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+const char *fmt_ns(char *buf, size_t len, unsigned long long ns)
+{
+	if (ns < 1000)
+		snprintf(buf, len, "%lluns", ns);
+	else if (ns < 1000000)
+		snprintf(buf, len, "%.2fus", ns / 1e3);
+	else if (ns < 1000000000)
+		snprintf(buf, len, "%.2fms", ns / 1e6);
+	else
+		snprintf(buf, len, "%.3fs", ns / 1e9);
+	return buf;
+}
+
+/* ---- JSON writer ------------------------------------------------------- */
+
+void jw_init(struct jw *w, FILE *f)
+{
+	memset(w, 0, sizeof(*w));
+	w->f = f;
+}
+
+static void jw_sep(struct jw *w)
+{
+	if (w->after_key) {
+		w->after_key = false;
+		return;
+	}
+	if (w->depth > 0 && w->comma[w->depth])
+		fputc(',', w->f);
+	if (w->depth > 0)
+		w->comma[w->depth] = true;
+}
+
+static void jw_open(struct jw *w, char c)
+{
+	jw_sep(w);
+	fputc(c, w->f);
+	if (w->depth < JW_MAX_DEPTH - 1)
+		w->depth++;
+	w->comma[w->depth] = false;
+}
+
+static void jw_close(struct jw *w, char c)
+{
+	fputc(c, w->f);
+	if (w->depth > 0)
+		w->depth--;
+}
+
+void jw_obj_open(struct jw *w) { jw_open(w, '{'); }
+void jw_obj_close(struct jw *w) { jw_close(w, '}'); }
+void jw_arr_open(struct jw *w) { jw_open(w, '['); }
+void jw_arr_close(struct jw *w) { jw_close(w, ']'); }
+
+static void jw_raw_str(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (; *s; s++) {
+		unsigned char c = *s;
+
+		if (c == '"' || c == '\\')
+			fprintf(f, "\\%c", c);
+		else if (c == '\n')
+			fputs("\\n", f);
+		else if (c < 0x20 || c >= 0x7f)
+			fprintf(f, "\\u%04x", c);
+		else
+			fputc(c, f);
+	}
+	fputc('"', f);
+}
+
+void jw_key(struct jw *w, const char *key)
+{
+	jw_sep(w);
+	jw_raw_str(w->f, key);
+	fputc(':', w->f);
+	w->after_key = true;
+}
+
+void jw_str(struct jw *w, const char *s) { jw_sep(w); jw_raw_str(w->f, s); }
+void jw_u64(struct jw *w, unsigned long long v) { jw_sep(w); fprintf(w->f, "%llu", v); }
+void jw_i64(struct jw *w, long long v) { jw_sep(w); fprintf(w->f, "%lld", v); }
+void jw_bool(struct jw *w, bool v) { jw_sep(w); fputs(v ? "true" : "false", w->f); }
+void jw_null(struct jw *w) { jw_sep(w); fputs("null", w->f); }
+
+void jw_double(struct jw *w, double v)
+{
+	jw_sep(w);
+	fprintf(w->f, "%.6g", v);
+}
+
+void jw_kstr(struct jw *w, const char *k, const char *s) { jw_key(w, k); jw_str(w, s); }
+void jw_ku64(struct jw *w, const char *k, unsigned long long v) { jw_key(w, k); jw_u64(w, v); }
+void jw_ki64(struct jw *w, const char *k, long long v) { jw_key(w, k); jw_i64(w, v); }
+void jw_kdouble(struct jw *w, const char *k, double v) { jw_key(w, k); jw_double(w, v); }
+
+/* ---- Prometheus -------------------------------------------------------- */
+
+void prom_log2_hist_seconds(FILE *f, const char *name, const char *help,
+			    const unsigned long long *slots, int n,
+			    unsigned long long sum_ns)
+{
+	unsigned long long cum = 0;
+
+	fprintf(f, "# HELP %s_seconds %s\n# TYPE %s_seconds histogram\n",
+		name, help, name);
+	for (int i = 0; i < n; i++) {
+		cum += slots[i];
+		fprintf(f, "%s_seconds_bucket{le=\"%.9f\"} %llu\n", name,
+			log2_slot_high(i) / 1e9, cum);
+	}
+	fprintf(f, "%s_seconds_bucket{le=\"+Inf\"} %llu\n", name, cum);
+	fprintf(f, "%s_seconds_sum %.9f\n", name, sum_ns / 1e9);
+	fprintf(f, "%s_seconds_count %llu\n", name, cum);
+}
+
+void prom_counter(FILE *f, const char *name, const char *help,
+		  unsigned long long v)
+{
+	fprintf(f, "# HELP %s %s\n# TYPE %s counter\n%s %llu\n", name, help,
+		name, name, v);
+}
+
+void prom_gauge(FILE *f, const char *name, const char *help, double v)
+{
+	fprintf(f, "# HELP %s %s\n# TYPE %s gauge\n%s %.9g\n", name, help,
+		name, name, v);
+}
+
+/* ---- HTTP -------------------------------------------------------------- */
+
+int http_listen(const char *spec, char *err, size_t errlen)
+{
+	char host[64] = "127.0.0.1";
+	const char *colon = strrchr(spec, ':'), *port = spec;
+	struct sockaddr_in sa = { .sin_family = AF_INET };
+	char *end;
+	long p;
+	int fd, one = 1;
+
+	if (colon) {
+		size_t hl = colon - spec;
+
+		if (hl >= sizeof(host)) {
+			snprintf(err, errlen, "address too long: '%s'", spec);
+			return -1;
+		}
+		if (hl) {
+			memcpy(host, spec, hl);
+			host[hl] = 0;
+		}
+		port = colon + 1;
+	}
+	errno = 0;
+	p = strtol(port, &end, 10);
+	if (errno || end == port || *end || p <= 0 || p > 65535) {
+		snprintf(err, errlen, "bad port in '%s' (want ADDR:PORT)", spec);
+		return -1;
+	}
+	if (inet_pton(AF_INET, host, &sa.sin_addr) != 1) {
+		snprintf(err, errlen, "bad IPv4 address '%s'", host);
+		return -1;
+	}
+	sa.sin_port = htons(p);
+	fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		snprintf(err, errlen, "socket: %s", strerror(errno));
+		return -1;
+	}
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) || listen(fd, 8)) {
+		snprintf(err, errlen, "cannot listen on %s:%ld: %s", host, p,
+			 strerror(errno));
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+static void http_reply(int fd, const char *status, const char *ctype,
+		       const char *body, size_t len)
+{
+	char hdr[256];
+	int n = snprintf(hdr, sizeof(hdr),
+			 "HTTP/1.0 %s\r\nContent-Type: %s\r\n"
+			 "Content-Length: %zu\r\nConnection: close\r\n\r\n",
+			 status, ctype, len);
+
+	if (write(fd, hdr, n) != n)
+		return;
+	while (len) {
+		ssize_t w = write(fd, body, len);
+
+		if (w <= 0)
+			return;
+		body += w;
+		len -= w;
+	}
+}
+
+int http_serve_pending(int lfd, void (*body)(FILE *f, void *ctx), void *ctx)
+{
+	struct timeval tv = { .tv_sec = 1 };
+	int served = 0;
+
+	for (;;) {
+		char req[1024], method[8], path[256];
+		ssize_t n;
+		int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+
+		if (fd < 0)
+			return served;
+		setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+		setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+		n = read(fd, req, sizeof(req) - 1);
+		if (n > 0) {
+			req[n] = 0;
+			if (sscanf(req, "%7s %255s", method, path) == 2 &&
+			    !strcmp(method, "GET") &&
+			    (!strcmp(path, "/metrics") ||
+			     !strncmp(path, "/metrics?", 9))) {
+				char *buf = NULL;
+				size_t len = 0;
+				FILE *m = open_memstream(&buf, &len);
+
+				if (m) {
+					body(m, ctx);
+					fclose(m);
+					http_reply(fd, "200 OK",
+						   "text/plain; version=0.0.4",
+						   buf, len);
+					free(buf);
+				}
+			} else {
+				static const char nf[] = "try /metrics\n";
+
+				http_reply(fd, "404 Not Found", "text/plain",
+					   nf, sizeof(nf) - 1);
+			}
+			served++;
+		}
+		close(fd);
+	}
+}

@@ -1,0 +1,97 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * trace_helpers: user-space helpers shared by the bpf/ tools.
+ *   ksyms (kernel stacks), kernel function probing (BTF / kallsyms),
+ *   log2 histograms (text, percentiles), a JSON writer, Prometheus text
+ *   exposition and a tiny single-threaded /metrics HTTP server.
+ */
+#ifndef __TRACE_HELPERS_H
+#define __TRACE_HELPERS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+/* ---- kernel symbols ---- */
+struct ksym {
+	const char *name;
+	unsigned long addr;
+};
+struct ksyms;
+
+struct ksyms *ksyms__load(void);
+void ksyms__free(struct ksyms *ksyms);
+/* The symbol containing @addr (nearest below), or NULL. */
+const struct ksym *ksyms__map_addr(const struct ksyms *ksyms, unsigned long addr);
+const struct ksym *ksyms__get_symbol(const struct ksyms *ksyms, const char *name);
+
+/* Is @name a function in vmlinux BTF (fentry/fexit can attach)? */
+bool vmlinux_btf_has_func(const char *name);
+/* Is @name in /proc/kallsyms as a text symbol (kprobes can attach)? */
+bool kallsyms_has_func(const char *name);
+/* /sys/kernel/btf/vmlinux exists. */
+bool kernel_has_btf(void);
+
+/* ---- log2 histograms: slot i holds values in [2^i, 2^(i+1)), slot 0 {0,1} ---- */
+unsigned long long log2_slot_low(int slot);
+unsigned long long log2_slot_high(int slot);	/* inclusive: 2^(i+1)-1 */
+int log2_slot_of(unsigned long long v);
+/* bcc-style text histogram. */
+void print_log2_hist(FILE *f, const unsigned long long *slots, int n,
+		     const char *label);
+/* Estimate of quantile @q (0..1) by linear interpolation inside the log2
+ * bucket that holds it, clamped to @max: exact to within one bucket. */
+unsigned long long log2_quantile(const unsigned long long *slots, int n,
+				 double q, unsigned long long max);
+
+/* ---- time and formatting ---- */
+unsigned long long mono_ns(void);
+/* "812ns", "1.25us", "20.1ms", "3.02s" into @buf */
+const char *fmt_ns(char *buf, size_t len, unsigned long long ns);
+
+/* ---- JSON writer (compact, one document per line) ---- */
+#define JW_MAX_DEPTH 16
+struct jw {
+	FILE *f;
+	int depth;
+	bool comma[JW_MAX_DEPTH];
+	bool after_key;
+};
+void jw_init(struct jw *w, FILE *f);
+void jw_obj_open(struct jw *w);
+void jw_obj_close(struct jw *w);
+void jw_arr_open(struct jw *w);
+void jw_arr_close(struct jw *w);
+void jw_key(struct jw *w, const char *key);
+void jw_str(struct jw *w, const char *s);
+void jw_u64(struct jw *w, unsigned long long v);
+void jw_i64(struct jw *w, long long v);
+void jw_double(struct jw *w, double v);
+void jw_bool(struct jw *w, bool v);
+void jw_null(struct jw *w);
+/* key + value shorthands */
+void jw_kstr(struct jw *w, const char *key, const char *s);
+void jw_ku64(struct jw *w, const char *key, unsigned long long v);
+void jw_ki64(struct jw *w, const char *key, long long v);
+void jw_kdouble(struct jw *w, const char *key, double v);
+
+/* ---- Prometheus text exposition (version 0.0.4) ---- */
+/* NAME_seconds_bucket{le=..} (cumulative, all n slots + +Inf), _sum, _count
+ * from a log2 ns histogram. */
+void prom_log2_hist_seconds(FILE *f, const char *name, const char *help,
+			    const unsigned long long *slots, int n,
+			    unsigned long long sum_ns);
+void prom_counter(FILE *f, const char *name, const char *help,
+		  unsigned long long v);
+void prom_gauge(FILE *f, const char *name, const char *help, double v);
+
+/* ---- tiny HTTP server for /metrics ---- */
+/* Listen on "PORT", "ADDR:PORT" or ":PORT" (ADDR defaults to 127.0.0.1).
+ * Returns a non-blocking listening fd, or -1 with a message in @err. */
+int http_listen(const char *spec, char *err, size_t errlen);
+/* Serve every pending connection on @lfd: GET /metrics gets the text that
+ * @body writes, anything else 404. Never blocks for long (1 s socket
+ * timeouts). Returns the number of requests served. */
+int http_serve_pending(int lfd, void (*body)(FILE *f, void *ctx), void *ctx);
+
+#endif /* __TRACE_HELPERS_H */
