@@ -1,0 +1,81 @@
+# tests/bpftrace/bt_lib.sh: helpers for the bpftrace script tests (sourced by
+# tests/bpftrace/*.guest.sh, in the guest). Each test starts a script from
+# bpf/bpftrace/, runs tests/bin/bt_munmap next to it, stops the script with
+# SIGINT and checks what it printed.
+. "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
+BT_DIR=$TOP/bpf/bpftrace
+BT_W=$TESTBIN/bt_munmap
+MODE_SYSCTL=/proc/sys/vm/munmap_lock_mode
+SECTION_SYSCTL=/proc/sys/vm/munmap_section_bytes
+BT_PID=
+
+# offsetof(struct mm_struct, mmap_lock) from the running kernel's BTF.
+bt_mmoff() {
+	pahole -C mm_struct /sys/kernel/btf/vmlinux 2>/dev/null |
+		awk '/struct rw_semaphore[ \t]+mmap_lock;/ { sub(/.*\/\*[ \t]*/, ""); print $1; exit }'
+}
+
+# bt_wait FILE PATTERN SECONDS PID: until PATTERN is in FILE (fails early if
+# PID is gone).
+bt_wait() {
+	local i
+	for ((i = 0; i < $3 * 5; i++)); do
+		grep -q "$2" "$1" 2>/dev/null && return 0
+		kill -0 "$4" 2>/dev/null || { grep -q "$2" "$1" 2>/dev/null; return; }
+		sleep 0.2
+	done
+	return 1
+}
+
+# bt_start SCRIPT OUT PID MMOFF: start bpf/bpftrace/SCRIPT.bt, wait until it
+# has attached (its BEGIN line). Under TCG this takes 10-30 s.
+bt_start() {
+	bpftrace -B line "$BT_DIR/$1.bt" "$3" "$4" >"$2" 2>&1 &
+	BT_PID=$!
+	bt_wait "$2" 'Hit Ctrl-C' 240 "$BT_PID"
+}
+
+# bt_stop: SIGINT, as Ctrl-C would; the script prints its maps and exits.
+# Detaching fentry trampolines waits for RCU tasks: slow under TCG (minutes
+# when the host is loaded), hence the 300 s.
+bt_stop() {
+	[ -n "$BT_PID" ] || return 0
+	kill -INT "$BT_PID" 2>/dev/null
+	for _ in $(seq 1500); do kill -0 "$BT_PID" 2>/dev/null || break; sleep 0.2; done
+	if kill -0 "$BT_PID" 2>/dev/null; then
+		echo "bpftrace did not exit on SIGINT" >&2
+		kill -KILL "$BT_PID" 2>/dev/null
+	fi
+	wait "$BT_PID" 2>/dev/null
+	BT_PID=
+}
+trap 'bt_stop' EXIT
+
+have_modes() { [ -w "$MODE_SYSCTL" ]; }
+
+# set_mode MODE: vm.munmap_lock_mode (section also gets 16 MiB sections when
+# vm.munmap_section_bytes exists, so a 256 MiB munmap has many).
+set_mode() {
+	have_modes || return 0
+	echo "$1" >"$MODE_SYSCTL" || return 1
+	if [ "$1" = section ] && [ -w "$SECTION_SYSCTL" ]; then
+		echo $((16 << 20)) >"$SECTION_SYSCTL" || return 1
+	fi
+}
+
+# kv LINE KEY: the value of KEY=VALUE in LINE (unit suffixes stripped).
+kv() { sed -n "s/.*[ ]$2=\([0-9.]*\).*/\1/p" <<<"$1" | head -n1; }
+kvs() { sed -n "s/.*[ ]$2=\([^ ]*\).*/\1/p" <<<"$1" | head -n1; }
+
+# fcheck WHAT AWK-EXPRESSION: ok if the (floating point) expression is true.
+fcheck() {
+	if awk "BEGIN { exit !($2) }" </dev/null; then ok "$1"; else fail "$1: ($2) is false"; fi
+}
+
+# hist_count FILE MAP: sum of the counts of a bpftrace hist() printed as @MAP.
+hist_count() {
+	awk -v m="@$2:" '$1 == m { on = 1; next } on && /^\[/ { sub(/^\[[^\])]*[\])][ \t]*/, ""); n += $1; next } on { on = 0 } END { print n + 0 }' "$1"
+}
+
+# map_val FILE MAP KEY: value of @MAP[KEY] printed as "@MAP[KEY]: V".
+map_val() { sed -n "s/^@$2\[$3\]: \([0-9]*\).*/\1/p" "$1" | head -n1; }
