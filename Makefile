@@ -6,10 +6,9 @@ TOP := $(CURDIR)
 SIZE_MB ?= 1024
 REPS ?= 3
 MODES ?= exclusive downgrade section
-OUT ?= report
 KCONFIG ?=
 SCRIPT ?= munmap_phases
-export SIZE_MB REPS MODES OUT
+export SIZE_MB REPS MODES
 
 KVARIANT := $(if $(KCONFIG),--variant $(KCONFIG))
 
@@ -19,7 +18,7 @@ KVARIANT := $(if $(KCONFIG),--variant $(KCONFIG))
 help:
 	@echo "mmlockscope targets:"
 	@echo "  make report      set up everything, run the before/after experiment, write report/"
-	@echo "                   (SIZE_MB=$(SIZE_MB) REPS=$(REPS) MODES=\"$(MODES)\" OUT=$(OUT))"
+	@echo "                   (SIZE_MB=$(SIZE_MB) REPS=$(REPS) MODES=\"$(MODES)\" OUT=$(or $(OUT),report))"
 	@echo "  make test        set up everything and run the test suite (tests/run)"
 	@echo "  make deps        install missing Debian packages (scripts/deps)"
 	@echo "  make kernel      build the patched 6.1 kernel into the cache (KCONFIG=debug: debug variant)"
@@ -51,13 +50,13 @@ test: tools workloads
 	@tests/run
 
 report: tools workloads
-	@scripts/report
+	@OUT=$(or $(OUT),report) scripts/report
 
 trace: tools workloads
 	@scripts/trace $(SCRIPT)
 
 bench: tools workloads
-	@scripts/bench-overhead
+	@$(if $(OUT),OUT=$(OUT)) scripts/bench-overhead
 
 live: tools workloads
 	@scripts/live
