@@ -36,18 +36,44 @@ bt_start() {
 }
 
 # bt_stop: SIGINT, as Ctrl-C would; the script prints its maps and exits.
-# Detaching fentry trampolines waits for RCU tasks: slow under TCG (minutes
-# when the host is loaded), hence the 300 s.
+# Detaching fentry trampolines waits for RCU tasks: slow under TCG (once
+# more than 60 s with 8 guests on 2 host cores), hence up to 300 s.
+# Nothing is exec'ed between the SIGINT and bpftrace's exit (no sleep or
+# seq loop): bpftrace stops printing per-event lines at SIGINT but its
+# probes stay attached until it has printed the maps, so every process
+# started meanwhile (its munmaps, its ELF loader's vm_munmap) would be
+# counted in the maps without a line of its own. The watchdog sleep starts
+# before the SIGINT. Returns 1 (and says so on stderr) if bpftrace had to
+# be killed: it then printed no maps.
 bt_stop() {
 	[ -n "$BT_PID" ] || return 0
-	kill -INT "$BT_PID" 2>/dev/null
-	for _ in $(seq 1500); do kill -0 "$BT_PID" 2>/dev/null || break; sleep 0.2; done
-	if kill -0 "$BT_PID" 2>/dev/null; then
-		echo "bpftrace did not exit on SIGINT" >&2
-		kill -KILL "$BT_PID" 2>/dev/null
+	local wd rc=0
+	if ! kill -0 "$BT_PID" 2>/dev/null; then	# gone (and maybe reaped)
+		wait "$BT_PID" 2>/dev/null
+		BT_PID=
+		return 0
 	fi
-	wait "$BT_PID" 2>/dev/null
+	sleep 300 &
+	wd=$!
+	kill -INT "$BT_PID" 2>/dev/null
+	wait -n "$BT_PID" "$wd" 2>/dev/null
+	if kill -0 "$BT_PID" 2>/dev/null; then
+		echo "bpftrace (pid $BT_PID) did not exit within 300 s of SIGINT, killed" >&2
+		kill -KILL "$BT_PID" 2>/dev/null
+		rc=1
+	fi
+	kill "$wd" 2>/dev/null
+	wait "$BT_PID" "$wd" 2>/dev/null
 	BT_PID=
+	return $rc
+}
+
+# bt_stopped NAME: after bt_stop, one check that the script exited on SIGINT
+# and printed its maps (so that a hang is one clear failure).
+bt_stopped() {
+	local rc=$?
+	check "$1 exited on SIGINT within 300 s and printed its maps" [ "$rc" = 0 ]
+	return $rc
 }
 trap 'bt_stop' EXIT
 
@@ -67,15 +93,23 @@ set_mode() {
 kv() { sed -n "s/.*[ ]$2=\([0-9.]*\).*/\1/p" <<<"$1" | head -n1; }
 kvs() { sed -n "s/.*[ ]$2=\([^ ]*\).*/\1/p" <<<"$1" | head -n1; }
 
-# fcheck WHAT AWK-EXPRESSION: ok if the (floating point) expression is true.
+# fcheck WHAT AWK-EXPRESSION: ok if the (floating point) expression is true
+# (an expression with a missing number is a syntax error: not ok).
 fcheck() {
 	if awk "BEGIN { exit !($2) }" </dev/null; then ok "$1"; else fail "$1: ($2) is false"; fi
 }
 
-# hist_count FILE MAP: sum of the counts of a bpftrace hist() printed as @MAP.
+# hist_count FILE MAP: sum of the counts of a bpftrace hist() printed as @MAP
+# ("@MAP: " with a trailing space, then "[lo, hi)   N |@@@|" lines).
 hist_count() {
 	awk -v m="@$2:" '$1 == m { on = 1; next } on && /^\[/ { sub(/^\[[^\])]*[\])][ \t]*/, ""); n += $1; next } on { on = 0 } END { print n + 0 }' "$1"
 }
 
 # map_val FILE MAP KEY: value of @MAP[KEY] printed as "@MAP[KEY]: V".
 map_val() { sed -n "s/^@$2\[$3\]: \([0-9]*\).*/\1/p" "$1" | head -n1; }
+
+# map_sum FILE MAP: sum of the values of every @MAP[...]: V line.
+map_sum() { awk -v m="@$2[" 'index($0, m) == 1 { n += $NF } END { print n + 0 }' "$1"; }
+
+# stat_count FILE MAP KEY: the count of "@MAP[KEY]: count N, average ...".
+stat_count() { sed -n "s/^@$2\[$3\]: count \([0-9]*\),.*/\1/p" "$1" | head -n1; }

@@ -21,8 +21,8 @@ run_mode() {
 	set_mode "$m" || fail "set vm.munmap_lock_mode=$m"
 	"$BT_W" -s 256 -w >"$d/workload-$m.out" 2>&1 || fail "bt_munmap ($m) exited $?"
 	set_mode downgrade
-	sleep 1
 	bt_stop
+	bt_stopped "mmap_lock_wait.bt ($m)" || return 1
 	cp "$out" "$d/mmap_lock_wait-$m.txt"
 }
 
@@ -35,8 +35,13 @@ if run_mode downgrade; then
 	pid=$(kv " $wl" pid) uus=$(kv " $wl" munmap_us)
 	wmax=$(waitmaxus "$out" write) nw=$(waitcount "$out" write) nr=$(waitcount "$out" read)
 	echo "# downgrade: munmap ${uus}us; write waits $nw (max ${wmax}us), read waits $nr" >&2
+	# Upper bound: the wait lies inside the munmap() (+1 ms clock reads).
+	# Lower bound 1/8: the writer queues at its first mprotect() after the
+	# munmap started and waits out the rest of the read phase (seen 29% of
+	# a 315 ms munmap on a loaded host, 94% on a quiet one); a tracer that
+	# missed the slow path or timed only the spinning is near 0.
 	fcheck "mmap_lock_wait downgrade: the writer waited behind the read phase (max ${wmax} us, munmap ${uus} us)" \
-		"$wmax >= ${uus:-0} / 4 && $wmax <= ${uus:-0} + 1000"
+		"$wmax >= ${uus:-0} / 8 && $wmax <= ${uus:-0} + 1000"
 	check "mmap_lock_wait downgrade: reader waits seen (got ${nr:-none})" [ "${nr:-0}" -ge 1 ]
 	check "mmap_lock_wait downgrade: @write_wait_us and @read_wait_us printed" \
 		bash -c "[ $(hist_count "$out" write_wait_us) -ge 1 ] && [ $(hist_count "$out" read_wait_us) -ge 1 ]"
