@@ -140,8 +140,9 @@ D=(downgrade:200:2000 downgrade:200:2000 downgrade:2000:20000
    downgrade:2000:20000 downgrade:20000:200 downgrade:20000:200)
 case_dg_default() {
 	# default mode: the read phase ends at the return of the function
-	# that downgraded; for the module that is tml_hold_write (-E).
-	run dg_default "-E tml_hold_write" "${D[@]}"
+	# that downgraded; for the module that is its debugfs write, full_proxy_write
+	# (-E): lib/ is built without ftrace, so tml_hold_write cannot be probed.
+	run dg_default "-E full_proxy_write" "${D[@]}"
 	hist dg_default downgrade_write_phase "$(truth dg_default write_ns downgrade)"
 	hist dg_default downgrade_read_phase "$(truth dg_default read_ns downgrade)" --lower-us "$LOWER_US"
 	hist dg_default write_hold "$(truth dg_default write_ns downgrade)"
