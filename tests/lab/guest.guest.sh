@@ -16,7 +16,7 @@ check "tracefs is mounted" [ -e /sys/kernel/tracing/events/mmap_lock ]
 check "debugfs is mounted" mountpoint -q /sys/kernel/debug
 check "bpffs is mounted" mountpoint -q /sys/fs/bpf
 check "modules of the built kernel are reachable" [ -f "/mnt/modroot/lib/modules/$rel/modules.dep" ]
-check "/tmp is writable" sh -c 'echo x > /tmp/x && rm /tmp/x'
+check "/tmp is writable" sh -c 'f=$(mktemp /tmp/wr.XXXXXX) && echo x > "$f" && rm "$f"'
 
 # A BPF program: bpftrace counts sys_enter_getpid events while we make 50.
 timeout 120 bpftrace -e 'tracepoint:syscalls:sys_enter_getpid /comm == "getpid-50"/ {
