@@ -30,6 +30,7 @@
 # shellcheck disable=SC2317 # case_* functions are called through attempt()
 # shellcheck source=../lib.sh
 . "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/mmls_lib.sh"
 
 TOOL=$TOP/bpf/mmlockstat
 HOLD=$TESTBIN/mmls_hold
@@ -62,25 +63,8 @@ fi
 # run NAME "TOOL ARGS" HOLD ARGS...: mmls_hold waits for go; mmlockstat -p
 # its pid; go; SIGINT the tool once the holds are done.
 run() {
-	local name=$1 targs=$2 fifo hpid tpid i
-	shift 2
-	fifo=$(mktemp -u /tmp/mmls_go.XXXXXX)	# not on 9p: no fifos there
-	mkfifo "$fifo"
-	"$HOLD" -g "$@" <"$fifo" >"$out/$name.hold" 2>"$out/$name.hold.err" &
-	hpid=$!
-	exec 3>"$fifo"
-	for i in $(seq 100); do grep -q '^ready' "$out/$name.hold" && break; sleep 0.1; done
-	# shellcheck disable=SC2086
-	"$TOOL" -p "$hpid" -j $targs >"$out/$name.json" 2>"$out/$name.err" &
-	tpid=$!
-	for i in $(seq 600); do grep -q '^Tracing' "$out/$name.err" && break; sleep 0.1; done
-	echo go >&3
-	exec 3>&-
-	rm -f "$fifo"
-	wait "$hpid"
-	kill -INT "$tpid" 2>/dev/null
-	wait "$tpid"
-	echo "# $name: tool rc=$? $(grep -c . "$out/$name.json") JSON line(s)" >&2
+	mmls_run "$@"
+	echo "# $1: tool rc=$? $(grep -c . "$out/$1.json") JSON line(s)" >&2
 }
 
 # truth NAME FIELD REQ-PREFIX: the module's measurements, ns

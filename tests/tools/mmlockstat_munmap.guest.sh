@@ -13,6 +13,7 @@
 #   write hold of 50-100 % of the call.
 # shellcheck source=../lib.sh
 . "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/mmls_lib.sh"
 
 TOOL=$TOP/bpf/mmlockstat
 HOLD=$TESTBIN/mmls_hold
@@ -24,26 +25,7 @@ if [ ! -x "$TOOL" ] || [ ! -x "$HOLD" ]; then
 	finish
 fi
 
-run() {
-	local name=$1 targs=$2 fifo hpid tpid
-	shift 2
-	fifo=$(mktemp -u /tmp/mmls_go.XXXXXX)	# not on 9p: no fifos there
-	mkfifo "$fifo"
-	"$HOLD" -g "$@" <"$fifo" >"$out/$name.hold" 2>"$out/$name.hold.err" &
-	hpid=$!
-	exec 3>"$fifo"
-	for _ in $(seq 300); do grep -q '^ready' "$out/$name.hold" && break; sleep 0.1; done
-	# shellcheck disable=SC2086
-	"$TOOL" -p "$hpid" -j $targs >"$out/$name.json" 2>"$out/$name.err" &
-	tpid=$!
-	for _ in $(seq 600); do grep -q '^Tracing' "$out/$name.err" && break; sleep 0.1; done
-	echo go >&3
-	exec 3>&-
-	rm -f "$fifo"
-	wait "$hpid"
-	kill -INT "$tpid" 2>/dev/null
-	wait "$tpid"
-}
+run() { mmls_run "$@"; }
 get() { $CHECK get "$out/$1.json" "$2"; }
 wall() { sed -n 's/.* wall_ns=\([0-9]*\).*/\1/p' "$out/$1.hold" | head -n1; }
 
