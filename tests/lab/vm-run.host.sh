@@ -58,4 +58,6 @@ expect_err "missing kernel build says to run make kernel" 125 "make kernel" \
 	env MMLOCK_CACHE="$d/empty-cache" "$vm" -- true
 expect_err "no command: usage message" 125 "no command given" "$vm"
 expect_err "unknown option is named" 125 "unknown option '--bogus'" "$vm" --bogus -- true
+expect_err "a bad MMLOCK_TCG_THREAD is named, with the choices" 125 "use single (default) or multi" \
+	env MMLOCK_TCG_THREAD=bogus "$vm" -- true
 finish
