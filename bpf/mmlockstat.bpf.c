@@ -10,9 +10,15 @@
  *   kretprobes on the functions that downgrade (do_mas_munmap, brk, mremap):
  *   end of the downgraded read phase (the up_read itself is not probed);
  *   tp_btf lock:contention_begin/end: read and write waits (slow path).
- * --full adds the mmap_lock:* tracepoints (every read hold) and up_read
- * (exact end of the downgraded read phase), and drops the kretprobes.
- * kp_* programs are the kprobe fallback for kernels without fentry.
+ * --full adds every read hold and drops the kretprobes:
+ *   fexit down_read_trylock (ret == 1), fentry+fexit down_read,
+ *   down_read_killable, down_read_interruptible, fentry up_read (also the
+ *   exact end of a downgraded read phase). Each program returns after one
+ *   compare unless sem == &current->mm->mmap_lock; the hold's start lives in
+ *   task storage (no hash lookup), histograms are per-CPU, and only top-N
+ *   candidates cross the ring buffer.
+ * kp_* programs are the kprobe fallback for kernels without fentry; there
+ * --full uses the mmap_lock:* tracepoints instead (tp_* programs).
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -26,9 +32,17 @@ const volatile pid_t targ_tgid = 0;
 const volatile bool filter_comm = false;
 const volatile char targ_comm[TASK_COMM_LEN] = {};
 const volatile bool want_stacks = false;
+/* --full with fentry: read holds via the rwsem read functions */
+const volatile bool full_fentry = false;
+/* --full with tp_btf on the mmap_lock tracepoints (memcg_id layout only:
+ * there a raw tracepoint formats nothing) */
+const volatile bool full_tp = false;
+const volatile __u32 nr_cpus = 1;
 
+/* Per-CPU: the read side adds to them on every page fault with --full;
+ * user space sums the CPUs (and takes the largest max). */
 struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, NR_HISTS);
 	__type(key, u32);
 	__type(value, struct hist);
@@ -42,7 +56,7 @@ struct {
 } counters SEC(".maps");
 
 struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, NR_HISTS);
 	__type(key, u32);
 	__type(value, u64);
@@ -131,6 +145,42 @@ struct {
 	__type(key, struct rkey);
 	__type(value, struct rhold);
 } rholds SEC(".maps");
+
+/* --full (fentry): per task, its read hold of its own mmap_lock */
+struct rtask {
+	u64 ts;		/* read hold start (acquisition returned); 0: none */
+	u64 lock;	/* the lock of that read hold */
+	u64 acq_ts;	/* down_read*() entry of a blocking acquisition */
+	u64 wlock;	/* full_tp: own mmap_lock held for write (0: no) */
+	u32 dg;		/* in the read phase of a downgraded hold */
+	s32 stackid;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct rtask);
+} rtasks SEC(".maps");
+
+/* --full (fentry): per CPU, the last read hold started there and not yet
+ * ended: blame for writers queued behind readers, found by scanning the
+ * CPUs in contention_begin (slow path) instead of a hash update per fault. */
+struct rlast {
+	u64 lock;	/* 0: none */
+	u64 ts;
+	u64 task;	/* struct task_struct * of the reader */
+	u64 id;		/* pid_tgid */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, u32);
+	__type(value, struct rlast);
+} rlasts SEC(".maps");
+
+#define MAX_SCAN_CPUS	128
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -291,6 +341,17 @@ static __always_inline void write_acquired(void *ctx, u64 lock, bool ok)
 	if (bpf_map_update_elem(&holds, &tid, &h, BPF_ANY))
 		count(C_DROP_MAP);
 	bpf_map_update_elem(&owners, &lock, &h, BPF_ANY);
+	if (full_tp) {
+		/* mmap_write_downgrade() emits acquire_returned(read) before
+		 * downgrade_write(): the read side must know this task holds
+		 * its lock for write, without a hash lookup. */
+		struct rtask *t = bpf_task_storage_get(&rtasks,
+				bpf_get_current_task_btf(), 0,
+				BPF_LOCAL_STORAGE_GET_F_CREATE);
+
+		if (t)
+			t->wlock = lock;
+	}
 }
 
 static __always_inline void write_release(u64 lock)
@@ -302,6 +363,13 @@ static __always_inline void write_release(u64 lock)
 	if (!h || h->phase != PHASE_WRITE ||
 	    lock != current_mmap_lock())
 		return;
+	if (full_tp) {
+		struct rtask *t = bpf_task_storage_get(&rtasks,
+				bpf_get_current_task_btf(), 0, 0);
+
+		if (t)
+			t->wlock = 0;
+	}
 	now = bpf_ktime_get_ns();
 	d = now - h->start_ns;
 	if (h->selected) {
@@ -328,6 +396,20 @@ static __always_inline void write_downgrade(u64 lock)
 	}
 	h->phase = PHASE_DG_READ;
 	h->phase_ns = now;
+	if (full_fentry || full_tp) {
+		/* the read release ends the phase: tell it without a hash
+		 * lookup */
+		struct rtask *t = bpf_task_storage_get(&rtasks,
+				bpf_get_current_task_btf(), 0,
+				BPF_LOCAL_STORAGE_GET_F_CREATE);
+
+		if (t) {
+			t->dg = 1;
+			t->wlock = 0;
+		} else {
+			count(C_DROP_MAP);
+		}
+	}
 	o = bpf_map_lookup_elem(&owners, &lock);
 	if (o && o->tid == tid) {
 		o->phase = PHASE_DG_READ;
@@ -487,6 +569,37 @@ int BPF_KPROBE(kp_downgrade_write_entry, struct rw_semaphore *sem)
 
 /* ---- waits --------------------------------------------------------- */
 
+/* --full (fentry): a writer waits with no write owner: blame a reader of
+ * the lock that started its hold on some CPU and has not ended it. */
+static __always_inline void find_reader(struct wait *w, u64 l)
+{
+	u32 zero = 0;
+
+	for (u32 cpu = 0; cpu < MAX_SCAN_CPUS; cpu++) {
+		struct rlast *r;
+		struct task_struct *t;
+
+		if (cpu >= nr_cpus)
+			break;
+		r = bpf_map_lookup_percpu_elem(&rlasts, &zero, cpu);
+		if (!r || r->lock != l)
+			continue;
+		t = (struct task_struct *)r->task;
+		w->has_holder = 1;
+		w->holder.start_ns = r->ts;
+		w->holder.phase_ns = r->ts;
+		w->holder.pid = r->id >> 32;
+		w->holder.tid = (u32)r->id;
+		w->holder.sysnr = SYS_FAULT;
+		w->holder.stackid = -1;
+		w->holder.phase = PHASE_READ;
+		w->holder.selected = 1;
+		bpf_probe_read_kernel_str(w->holder.comm, sizeof(w->holder.comm),
+					  &t->comm);
+		return;
+	}
+}
+
 SEC("tp_btf/contention_begin")
 int BPF_PROG(contention_begin, void *lock, unsigned int flags)
 {
@@ -511,6 +624,8 @@ int BPF_PROG(contention_begin, void *lock, unsigned int flags)
 	if (o) {
 		w.has_holder = 1;
 		w.holder = *o;
+	} else if ((full_fentry || full_tp) && (flags & LCB_F_WRITE)) {
+		find_reader(&w, l);
 	}
 	if (bpf_map_update_elem(&waits, &tid, &w, BPF_ANY))
 		count(C_DROP_MAP);
@@ -676,8 +791,8 @@ int tp_released(struct trace_event_raw_mmap_lock *ctx)
 	return 0;
 }
 
-/* --full only: up_read is on every read path. Ends the read phase of a
- * downgraded hold exactly. */
+/* --full with kprobes only (the tracepoints time plain read holds): ends
+ * the read phase of a downgraded hold exactly. */
 static __always_inline void read_release(u64 lock)
 {
 	u32 tid = (u32)bpf_get_current_pid_tgid();
@@ -687,10 +802,194 @@ static __always_inline void read_release(u64 lock)
 		downgraded_read_end();
 }
 
+/* ---- --full with fentry: the rwsem read functions ------------------
+ * These fire for every rwsem read acquisition and release in the system;
+ * everything but the current task's own mmap_lock leaves after one load
+ * and one compare. A remote mm's lock (/proc/PID/ readers, ptrace, GUP
+ * remote) is not seen, as on the write side. */
+
+static __always_inline bool own_mmap_lock(struct task_struct *task, u64 lock)
+{
+	return lock == mm_lock_addr(task->mm);
+}
+
+/* Entry of a blocking read acquisition: its start, for read_acquire. */
+static __always_inline void read_enter(u64 lock)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct rtask *t;
+
+	if (!own_mmap_lock(task, lock) || !task_selected())
+		return;
+	t = bpf_task_storage_get(&rtasks, task, 0,
+				 BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!t) {
+		count(C_DROP_MAP);
+		return;
+	}
+	t->acq_ts = bpf_ktime_get_ns();
+}
+
+/* A read acquisition returned with the lock held. @any_mm: the lock is
+ * known to be an mmap_lock (the tracepoints), else it must be our own. */
+static __always_inline void read_acquired(void *ctx, u64 lock, bool timed,
+					  bool any_mm)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct rtask *t;
+	struct rlast *r;
+	u32 zero = 0;
+	u64 now;
+
+	if (!any_mm && !own_mmap_lock(task, lock))
+		return;
+	if (!task_selected())
+		return;
+	t = bpf_task_storage_get(&rtasks, task, 0,
+				 BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!t) {
+		count(C_DROP_MAP);
+		return;
+	}
+	/* the acquire_returned(read) of mmap_write_downgrade() */
+	if (any_mm && t->wlock == lock)
+		return;
+	now = bpf_ktime_get_ns();
+	if (timed && t->acq_ts)
+		hist_add(H_READ_ACQUIRE, now - t->acq_ts);
+	t->acq_ts = 0;
+	t->ts = now;
+	t->lock = lock;
+	if (want_stacks)
+		t->stackid = stack_id(ctx);
+	r = bpf_map_lookup_elem(&rlasts, &zero);
+	if (r) {
+		r->lock = lock;
+		r->ts = now;
+		r->task = (u64)task;
+		r->id = bpf_get_current_pid_tgid();
+	}
+}
+
+static __always_inline void read_released(void *ctx, u64 lock, bool any_mm)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct holder me = {};
+	struct rtask *t;
+	struct rlast *r;
+	u32 zero = 0;
+	u64 now, d, start;
+
+	if (!any_mm && !own_mmap_lock(task, lock))
+		return;
+	t = bpf_task_storage_get(&rtasks, task, 0, 0);
+	if (!t)
+		return;
+	if (t->dg && (!any_mm || own_mmap_lock(task, lock))) {
+		t->dg = 0;
+		downgraded_read_end();
+		return;
+	}
+	start = t->ts;
+	if (!start || t->lock != lock)
+		return;
+	t->ts = 0;
+	now = bpf_ktime_get_ns();
+	d = now - start;
+	hist_add(H_READ_HOLD, d);
+	r = bpf_map_lookup_elem(&rlasts, &zero);
+	if (r && r->task == (u64)task)
+		r->lock = 0;
+	if (over_thresh(0, d)) {
+		fill_holder(&me, ctx, start, PHASE_READ);
+		me.stackid = want_stacks ? t->stackid : -1;
+		emit_hold(&me, HOLD_READ, lock, d, 0, d);
+	}
+}
+
+SEC("fexit/down_read_trylock")
+int BPF_PROG(down_read_trylock_exit, struct rw_semaphore *sem, int ret)
+{
+	if (ret == 1)	/* a trylock never waits: not in read_acquire */
+		read_acquired(ctx, (u64)sem, false, false);
+	return 0;
+}
+
+SEC("fentry/down_read")
+int BPF_PROG(down_read_entry, struct rw_semaphore *sem)
+{
+	read_enter((u64)sem);
+	return 0;
+}
+
+SEC("fexit/down_read")
+int BPF_PROG(down_read_exit, struct rw_semaphore *sem)
+{
+	read_acquired(ctx, (u64)sem, true, false);
+	return 0;
+}
+
+SEC("fentry/down_read_killable")
+int BPF_PROG(down_read_killable_entry, struct rw_semaphore *sem)
+{
+	read_enter((u64)sem);
+	return 0;
+}
+
+SEC("fexit/down_read_killable")
+int BPF_PROG(down_read_killable_exit, struct rw_semaphore *sem, int ret)
+{
+	if (ret == 0)
+		read_acquired(ctx, (u64)sem, true, false);
+	return 0;
+}
+
+SEC("fentry/down_read_interruptible")
+int BPF_PROG(down_read_interruptible_entry, struct rw_semaphore *sem)
+{
+	read_enter((u64)sem);
+	return 0;
+}
+
+SEC("fexit/down_read_interruptible")
+int BPF_PROG(down_read_interruptible_exit, struct rw_semaphore *sem, int ret)
+{
+	if (ret == 0)
+		read_acquired(ctx, (u64)sem, true, false);
+	return 0;
+}
+
 SEC("fentry/up_read")
 int BPF_PROG(up_read_entry, struct rw_semaphore *sem)
 {
-	read_release((u64)sem);
+	read_released(ctx, (u64)sem, false);
+	return 0;
+}
+
+/* ---- --full with tp_btf: the mmap_lock tracepoints as raw tracepoints --
+ * Used when the kernel's tracepoints carry memcg_id (patch 0002 /
+ * upstream 6.14): a raw tracepoint runs no TP_fast_assign, so an event
+ * costs a call and the program, and no trampoline sits on the fault path.
+ * Arguments are positional: (mm, write[, success]) is the memcg_id
+ * layout's prototype; 6.1's (mm, memcg_path, write[, success]) is never
+ * loaded here (user space checks the layout). Blocking acquisitions are
+ * timed from fentry down_read*() (read_enter above) for read_acquire. */
+SEC("tp_btf/mmap_lock_acquire_returned")
+int BPF_PROG(tpb_acquire_returned, struct mm_struct *mm, bool write,
+	     bool success)
+{
+	if (write || !success)
+		return 0;
+	read_acquired(ctx, mm_lock_addr(mm), true, true);
+	return 0;
+}
+
+SEC("tp_btf/mmap_lock_released")
+int BPF_PROG(tpb_released, struct mm_struct *mm, bool write)
+{
+	if (write)
+		return 0;
+	read_released(ctx, mm_lock_addr(mm), true);
 	return 0;
 }
 

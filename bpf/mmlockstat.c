@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include "mmlockstat.h"
 #include "mmlockstat.skel.h"
@@ -38,7 +39,7 @@ static const char *const hist_help[NR_HISTS] = {
 	"readers blocked on mmap_lock (contention slow path)",
 	"writers blocked on mmap_lock (contention slow path)",
 	"down_write on mmap_lock, entry to return (incl. fast path and spin)",
-	"read acquisitions of mmap_lock, start_locking to acquire_returned",
+	"blocking read acquisitions of mmap_lock, down_read* entry to return (trylocks not timed)",
 };
 
 static struct env {
@@ -73,8 +74,12 @@ const char argp_program_doc[] =
 "write-side rwsem functions filtered to mm->mmap_lock, the lock contention\n"
 "tracepoints, and the return of the functions that downgrade (munmap, brk,\n"
 "mremap; more with -E). read_hold then holds only downgraded read phases.\n"
-"--full adds the mmap_lock tracepoints: every read hold, but on 6.1 each\n"
-"event formats a memcg path under a global lock, serialising page faults.\n"
+"--full adds every read hold: the raw mmap_lock tracepoints when they carry\n"
+"a memcg id (patch 0002), else the read-side rwsem functions (down_read*,\n"
+"up_read) filtered to the task's own mmap_lock; starts in task storage,\n"
+"per-CPU histograms: ~11 % per page fault (docs/BENCH.md). With --kprobes\n"
+"it uses the mmap_lock tracepoints through perf (on stock 6.1 they format\n"
+"a memcg path per event: +75-87 %).\n"
 "\n"
 "USAGE: mmlockstat [-p PID] [-c COMM] [-i SEC] [-d SEC] [-j] [-s] [--full]\n"
 "                  [--prometheus ADDR:PORT] [-E FUNC] [-v]\n"
@@ -84,7 +89,7 @@ const char argp_program_doc[] =
 "    mmlockstat -d 10 -j        # 10 seconds, one JSON object (schema 1)\n"
 "    mmlockstat -p 181 -i 1     # process 181 (its holds, waits on its lock)\n"
 "    mmlockstat -c munmap_test -s   # by command name, with kernel stacks\n"
-"    mmlockstat --full -d 5     # every read hold too (expensive on 6.1)\n"
+"    mmlockstat --full -d 5     # every read hold too\n"
 "    mmlockstat --prometheus :9464  # serve /metrics on 127.0.0.1:9464\n"
 "    mmlockstat -E tml_hold_write   # also end read phases at this return\n"
 "\n"
@@ -104,7 +109,7 @@ static const struct argp_option opts[] = {
 	{ "json", 'j', NULL, 0, "One JSON object per interval (schema 1, see README.md)", 0 },
 	{ "stacks", 's', NULL, 0, "Kernel stacks for the top holds and waits", 0 },
 	{ "top", 'n', "N", 0, "Top N longest holds and waits to show (default 5)", 0 },
-	{ "full", OPT_FULL, NULL, 0, "Also trace every read hold (mmap_lock tracepoints)", 0 },
+	{ "full", OPT_FULL, NULL, 0, "Also trace every read hold (raw mmap_lock tracepoints or read-side rwsem functions)", 0 },
 	{ "prometheus", OPT_PROM, "ADDR:PORT", 0, "Serve /metrics (ADDR defaults to 127.0.0.1)", 0 },
 	{ "read-end", 'E', "FUNC", 0, "Also end downgraded read phases at FUNC's return (repeatable)", 0 },
 	{ "kprobes", OPT_KPROBES, NULL, 0, "Use kprobes instead of fentry/fexit", 0 },
@@ -384,20 +389,50 @@ static struct snap prev;	/* cumulative at the last print */
 static unsigned long long prev_ns, start_ns;
 static char kernel_release[65];
 static const char *probe_kind = "fentry";
+static const char *tp_memcg;	/* --full: mmap_lock tracepoint layout */
+static int ncpus = 1;
+/* --full: read holds from tp_btf on the mmap_lock tracepoints (memcg_id
+ * layout) rather than from trampolines on the rwsem read functions. */
+static bool read_tp;
 
+/* hists and maxes are per-CPU arrays: sum the counters, take the largest
+ * max. Reading one CPU's counters is not atomic with its updates; the
+ * next interval picks up anything missed, so counts are never lost. */
 static void read_snap(struct snap *s, bool reset_max)
 {
-	__u64 zero = 0;
+	static struct hist *ph;
+	static __u64 *pm;
+	int n = ncpus;
 
+	if (!ph) {
+		ph = calloc(n, sizeof(*ph));
+		pm = calloc(n, sizeof(*pm));
+		if (!ph || !pm) {
+			fprintf(stderr, "mmlockstat: out of memory\n");
+			exit(1);
+		}
+	}
 	memset(s, 0, sizeof(*s));
 	for (__u32 i = 0; i < NR_HISTS; i++) {
-		bpf_map__lookup_elem(obj->maps.hists, &i, sizeof(i), &s->h[i],
-				     sizeof(s->h[i]), 0);
-		bpf_map__lookup_elem(obj->maps.maxes, &i, sizeof(i), &s->max[i],
-				     sizeof(__u64), 0);
-		if (reset_max)
+		memset(ph, 0, n * sizeof(*ph));
+		memset(pm, 0, n * sizeof(*pm));
+		bpf_map__lookup_elem(obj->maps.hists, &i, sizeof(i), ph,
+				     n * sizeof(*ph), 0);
+		bpf_map__lookup_elem(obj->maps.maxes, &i, sizeof(i), pm,
+				     n * sizeof(*pm), 0);
+		for (int c = 0; c < n; c++) {
+			for (int j = 0; j < MAX_SLOTS; j++)
+				s->h[i].slots[j] += ph[c].slots[j];
+			s->h[i].count += ph[c].count;
+			s->h[i].sum += ph[c].sum;
+			if (pm[c] > s->max[i])
+				s->max[i] = pm[c];
+		}
+		if (reset_max) {
+			memset(pm, 0, n * sizeof(*pm));
 			bpf_map__update_elem(obj->maps.maxes, &i, sizeof(i),
-					     &zero, sizeof(zero), BPF_ANY);
+					     pm, n * sizeof(*pm), BPF_ANY);
+		}
 	}
 	for (__u32 i = 0; i < NR_COUNTERS; i++)
 		bpf_map__lookup_elem(obj->maps.counters, &i, sizeof(i), &s->c[i],
@@ -526,9 +561,13 @@ static void print_json(const struct snap *d, double secs)
 	jw_kstr(&w, "mode", env.full ? "full" : "default");
 	jw_kstr(&w, "probes", probe_kind);
 	if (env.full)
+		jw_kstr(&w, "read_probes", env.kprobes ? "tracepoint" :
+					   read_tp ? "tp_btf" : "fentry");
+	if (env.full)
 		jw_kstr(&w, "tracepoint_memcg",
 			d->c[C_TP_MEMCG_ID] ? "id" :
-			d->c[C_TP_MEMCG_PATH] ? "path" : "unknown");
+			d->c[C_TP_MEMCG_PATH] ? "path" :
+			tp_memcg ? tp_memcg : "unknown");
 	jw_key(&w, "filter");
 	jw_obj_open(&w);
 	if (env.pid)
@@ -704,6 +743,66 @@ static int attach_kprobe(struct bpf_program *p, const char *func, bool ret,
 	return 0;
 }
 
+/* --full with fentry: every read hold of the task's own mmap_lock. */
+static struct read_prog {
+	struct bpf_program **prog;
+	const char *func;
+	const char *what;
+	bool required;
+	bool blocking_entry;	/* also used with the raw tracepoints */
+} read_progs[] = {
+	{ NULL, "down_read_trylock", "fexit/down_read_trylock", true, false },
+	{ NULL, "down_read", "fentry/down_read", true, true },
+	{ NULL, "down_read", "fexit/down_read", true, false },
+	{ NULL, "down_read_killable", "fentry/down_read_killable", false, true },
+	{ NULL, "down_read_killable", "fexit/down_read_killable", false, false },
+	{ NULL, "down_read_interruptible", "fentry/down_read_interruptible", false, true },
+	{ NULL, "down_read_interruptible", "fexit/down_read_interruptible", false, false },
+	{ NULL, "up_read", "fentry/up_read", true, false },
+};
+
+
+static void read_progs_init(void)
+{
+	read_progs[0].prog = &obj->progs.down_read_trylock_exit;
+	read_progs[1].prog = &obj->progs.down_read_entry;
+	read_progs[2].prog = &obj->progs.down_read_exit;
+	read_progs[3].prog = &obj->progs.down_read_killable_entry;
+	read_progs[4].prog = &obj->progs.down_read_killable_exit;
+	read_progs[5].prog = &obj->progs.down_read_interruptible_entry;
+	read_progs[6].prog = &obj->progs.down_read_interruptible_exit;
+	read_progs[7].prog = &obj->progs.up_read_entry;
+}
+
+/* Which layout the kernel's mmap_lock tracepoints have (JSON
+ * tracepoint_memcg): 6.1's memcg_path or the backported memcg_id. */
+static const char *tracepoint_layout(void)
+{
+	struct btf *btf = btf__load_vmlinux_btf();
+	const char *res = NULL;
+	const struct btf_type *t;
+	const struct btf_member *m;
+	int id;
+
+	if (!btf)
+		return NULL;
+	id = btf__find_by_name_kind(btf, "trace_event_raw_mmap_lock", BTF_KIND_STRUCT);
+	if (id > 0) {
+		t = btf__type_by_id(btf, id);
+		m = btf_members(t);
+		for (int i = 0; i < btf_vlen(t); i++, m++) {
+			const char *n = btf__name_by_offset(btf, m->name_off);
+
+			if (!strcmp(n, "memcg_id"))
+				res = "id";
+			else if (!strcmp(n, "__data_loc_memcg_path"))
+				res = "path";
+		}
+	}
+	btf__free(btf);
+	return res;
+}
+
 static int open_and_load(bool kprobes, bool *have_wait, bool *have_trylock)
 {
 	struct bpf_program *fentry_progs[] = {
@@ -729,6 +828,16 @@ static int open_and_load(bool kprobes, bool *have_wait, bool *have_trylock)
 			return -1;
 		}
 	*have_trylock = kallsyms_has_func("down_write_trylock");
+	read_progs_init();
+	if (env.full && !kprobes)
+		for (i = 0; i < sizeof(read_progs) / sizeof(read_progs[0]); i++)
+			if (read_progs[i].required &&
+			    !kallsyms_has_func(read_progs[i].func)) {
+				fprintf(stderr, "mmlockstat: kernel function %s not "
+					"found: cannot trace read holds (--full)\n",
+					read_progs[i].func);
+				return -1;
+			}
 
 	for (i = 0; i < sizeof(fentry_progs) / sizeof(fentry_progs[0]); i++)
 		bpf_program__set_autoload(fentry_progs[i], !kprobes);
@@ -746,12 +855,22 @@ static int open_and_load(bool kprobes, bool *have_wait, bool *have_trylock)
 	bpf_program__set_autoload(obj->progs.contention_begin, *have_wait);
 	bpf_program__set_autoload(obj->progs.contention_end, *have_wait);
 
-	bpf_program__set_autoload(obj->progs.tp_start_locking, env.full);
-	bpf_program__set_autoload(obj->progs.tp_acquire_returned, env.full);
-	bpf_program__set_autoload(obj->progs.tp_released, env.full);
+	/* --full: the rwsem read functions with fentry/fexit; the mmap_lock
+	 * tracepoints only in the kprobe fallback. */
+	bpf_program__set_autoload(obj->progs.tp_start_locking, env.full && kprobes);
+	bpf_program__set_autoload(obj->progs.tp_acquire_returned, env.full && kprobes);
+	bpf_program__set_autoload(obj->progs.tp_released, env.full && kprobes);
 	bpf_program__set_autoload(obj->progs.read_end_kretprobe, !env.full);
-	bpf_program__set_autoload(obj->progs.up_read_entry, env.full && !kprobes);
 	bpf_program__set_autoload(obj->progs.kp_up_read_entry, env.full && kprobes);
+	for (i = 0; i < sizeof(read_progs) / sizeof(read_progs[0]); i++)
+		bpf_program__set_autoload(*read_progs[i].prog,
+			env.full && !kprobes && kallsyms_has_func(read_progs[i].func) &&
+			(!read_tp || read_progs[i].blocking_entry));
+	bpf_program__set_autoload(obj->progs.tpb_acquire_returned, read_tp && !kprobes);
+	bpf_program__set_autoload(obj->progs.tpb_released, read_tp && !kprobes);
+	obj->rodata->full_fentry = env.full && !kprobes && !read_tp;
+	obj->rodata->full_tp = read_tp && !kprobes;
+	obj->rodata->nr_cpus = ncpus;
 
 	obj->rodata->targ_tgid = env.pid;
 	obj->rodata->filter_comm = env.filter_comm;
@@ -794,17 +913,28 @@ static int attach_all(bool kprobes, bool have_wait, bool have_trylock)
 	     attach_prog(obj->progs.contention_end, "tp_btf/contention_end")))
 		return -1;
 
-	if (env.full) {
+	if (env.full && kprobes) {
 		if (attach_prog(obj->progs.tp_start_locking, "mmap_lock:mmap_lock_start_locking") ||
 		    attach_prog(obj->progs.tp_acquire_returned, "mmap_lock:mmap_lock_acquire_returned") ||
-		    attach_prog(obj->progs.tp_released, "mmap_lock:mmap_lock_released"))
+		    attach_prog(obj->progs.tp_released, "mmap_lock:mmap_lock_released") ||
+		    attach_kprobe(obj->progs.kp_up_read_entry, "up_read", false, false))
 			return -1;
-		if (kprobes ? attach_kprobe(obj->progs.kp_up_read_entry, "up_read", false, false)
-			    : attach_prog(obj->progs.up_read_entry, "fentry/up_read"))
+	} else if (env.full) {
+		/* up_read / released last: a hold is only ended once it can
+		 * start */
+		for (size_t i = 0; i < sizeof(read_progs) / sizeof(read_progs[0]); i++)
+			if (bpf_program__autoload(*read_progs[i].prog) &&
+			    attach_prog(*read_progs[i].prog, read_progs[i].what))
+				return -1;
+		if (read_tp &&
+		    (attach_prog(obj->progs.tpb_acquire_returned, "tp_btf/mmap_lock_acquire_returned") ||
+		     attach_prog(obj->progs.tpb_released, "tp_btf/mmap_lock_released")))
 			return -1;
+	}
+	if (env.full) {
 		if (env.nr_read_end)
 			fprintf(stderr, "mmlockstat: -E ignored with --full "
-				"(read phases end at mmap_lock_released)\n");
+				"(read phases end at up_read)\n");
 		return 0;
 	}
 	for (size_t i = 0; i < sizeof(read_end_funcs) / sizeof(read_end_funcs[0]); i++)
@@ -868,6 +998,17 @@ int main(int argc, char **argv)
 	}
 	uname(&u);
 	snprintf(kernel_release, sizeof(kernel_release), "%s", u.release);
+	ncpus = libbpf_num_possible_cpus();
+	if (ncpus < 1) {
+		fprintf(stderr, "mmlockstat: cannot count possible CPUs: %s\n",
+			strerror(-ncpus));
+		return 1;
+	}
+	if (env.full)
+		tp_memcg = tracepoint_layout();
+	/* MMLS_READ_PROBES=fentry forces the trampolines (comparison) */
+	read_tp = env.full && !env.kprobes && tp_memcg && !strcmp(tp_memcg, "id") &&
+		  !(getenv("MMLS_READ_PROBES") && !strcmp(getenv("MMLS_READ_PROBES"), "fentry"));
 	libbpf_set_print(libbpf_print_fn);
 
 	obj = mmlockstat_bpf__open();

@@ -37,14 +37,12 @@ HOLD=$TESTBIN/mmls_hold
 CHECK="/usr/bin/python3 $TOP/tests/tools/mmlockstat_check.py"
 TOL_US=${MMLS_TOL_US:-200}
 LOWER_US=${MMLS_LOWER_US:-50}
-# --full on 6.1: each mmap_lock event formats the memcg path before the BPF
-# program runs (under kernfs_rename_lock), which lengthens a
-# read hold (ends at `released`) and a downgraded write phase (ends after
-# `acquire_returned(write=false)`), and so shortens the read phase that
-# follows, by one such formatting: measured ~5 us per event under icount,
-# ~130 us on average under MTTCG on the loaded 2-core host (the excess of
-# the --full downgraded write phases over the module's). FULL_TOL_US (1 ms)
-# bounds it on stock 6.1; with the memcg_id backport the cost is gone.
+# --full ends a read hold at up_read (trampolines) or at the raw
+# `released` tracepoint, a few calls after the module's timestamp; with
+# --kprobes (perf tracepoints) stock 6.1 first formats the memcg path under
+# kernfs_rename_lock: measured ~5 us per event under icount, ~130 us on
+# average under MTTCG on the loaded 2-core host. FULL_TOL_US (1 ms) bounds
+# the read side's extra work in every probe set.
 FULL_TOL_US=${MMLS_FULL_TOL_US:-1000}
 out=$(test_out mmlockstat_accuracy)
 
@@ -116,6 +114,17 @@ case_read() {
 	# too): the module's holds must be among them, the longest must agree.
 	run read_full "--full" "${R[@]}"
 	hist read_full read_hold "$(truth read_full read_ns read)" --contains \
+		--lower-us "$LOWER_US" --tol-us "$FULL_TOL_US"
+	# raw tracepoints when they carry a memcg id (0002), else trampolines
+	local want=fentry
+	[ "$($CHECK get "$out/read_full.json" 'o["tracepoint_memcg"]')" = id ] && want=tp_btf
+	check "read holds: --full read probes are $want on this kernel" \
+		test "$($CHECK get "$out/read_full.json" 'o["read_probes"]')" = "$want"
+	# the trampoline set (what stock 6.1 gets) gives the same answer
+	MMLS_READ_PROBES=fentry run read_fentry "--full" "${R[@]}"
+	check "read holds: MMLS_READ_PROBES=fentry uses the rwsem read functions" \
+		test "$($CHECK get "$out/read_fentry.json" 'o["read_probes"]')" = fentry
+	hist read_fentry read_hold "$(truth read_fentry read_ns read)" --contains \
 		--lower-us "$LOWER_US" --tol-us "$FULL_TOL_US"
 }
 
