@@ -10,12 +10,14 @@
  *   kretprobes on the functions that downgrade (do_mas_munmap, brk, mremap):
  *   end of the downgraded read phase (the up_read itself is not probed);
  *   tp_btf lock:contention_begin/end: read and write waits (slow path).
- * --full adds every read hold and drops the kretprobes:
- *   fexit down_read_trylock (ret == 1), fentry+fexit down_read,
- *   down_read_killable, down_read_interruptible, fentry up_read (also the
- *   exact end of a downgraded read phase). Each program returns after one
- *   compare unless sem == &current->mm->mmap_lock; the hold's start lives in
- *   task storage (no hash lookup), histograms are per-CPU, and only top-N
+ * --full adds every read hold and drops the kretprobes: tp_btf on the
+ *   mmap_lock tracepoints when they carry memcg_id (0002), else fexit
+ *   down_read_trylock (ret == 1), fexit down_read, down_read_killable,
+ *   down_read_interruptible and fentry up_read (also the exact end of a
+ *   downgraded read phase), each returning after one compare unless
+ *   sem == &current->mm->mmap_lock; fentry+fexit of the blocking down_read*()
+ *   time read_acquire in both. A hold's start lives in a per-CPU slot (task
+ *   storage when the slot is busy), histograms are per-CPU, and only top-N
  *   candidates cross the ring buffer.
  * kp_* programs are the kprobe fallback for kernels without fentry; there
  * --full uses the mmap_lock:* tracepoints instead (tp_* programs).
@@ -146,12 +148,13 @@ struct {
 	__type(value, struct rhold);
 } rholds SEC(".maps");
 
-/* --full (fentry): per task, its read hold of its own mmap_lock */
+/* --full: per task, what the per-CPU slot below cannot hold: a read hold
+ * started while its CPU's slot was busy, a blocking acquisition's start,
+ * and "in the read phase of a downgraded hold" (set by the write side). */
 struct rtask {
 	u64 ts;		/* read hold start (acquisition returned); 0: none */
 	u64 lock;	/* the lock of that read hold */
 	u64 acq_ts;	/* down_read*() entry of a blocking acquisition */
-	u64 wlock;	/* full_tp: own mmap_lock held for write (0: no) */
 	u32 dg;		/* in the read phase of a downgraded hold */
 	s32 stackid;
 };
@@ -163,22 +166,29 @@ struct {
 	__type(value, struct rtask);
 } rtasks SEC(".maps");
 
-/* --full (fentry): per CPU, the last read hold started there and not yet
- * ended: blame for writers queued behind readers, found by scanning the
- * CPUs in contention_begin (slow path) instead of a hash update per fault. */
-struct rlast {
-	u64 lock;	/* 0: none */
+/* --full: per CPU, one read hold started there and not yet ended. A page
+ * fault's hold starts and ends on one CPU without sleeping, so almost
+ * every hold lives here: one per-CPU array lookup at each end, no task
+ * storage. A hold that starts while the slot is busy (its owner sleeps or
+ * was preempted holding the lock) goes to task storage; one whose task
+ * migrated is found by scanning the CPUs' slots at its end. The slots are
+ * also the readers blamed for a writer queued behind them
+ * (contention_begin scans them). */
+struct rslot {
+	u64 lock;	/* 0: free */
 	u64 ts;
 	u64 task;	/* struct task_struct * of the reader */
 	u64 id;		/* pid_tgid */
+	s32 stackid;
+	u32 pad;
 };
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, u32);
-	__type(value, struct rlast);
-} rlasts SEC(".maps");
+	__type(value, struct rslot);
+} rslots SEC(".maps");
 
 #define MAX_SCAN_CPUS	128
 
@@ -297,6 +307,55 @@ static __always_inline void emit_hold(struct holder *h, u32 sub, u64 lock,
 
 /* ---- write side ---------------------------------------------------- */
 
+/* --full: take the read hold of (@task, @lock) out of any CPU's slot (a
+ * task that migrated while holding the lock). Slow path. */
+static __always_inline bool slot_scan_take(u64 task, u64 lock, u64 *start,
+					   s32 *stackid)
+{
+	u32 zero = 0;
+
+	for (u32 cpu = 0; cpu < MAX_SCAN_CPUS; cpu++) {
+		struct rslot *r;
+
+		if (cpu >= nr_cpus)
+			break;
+		r = bpf_map_lookup_percpu_elem(&rslots, &zero, cpu);
+		if (!r || r->lock != lock || r->task != task)
+			continue;
+		*start = r->ts;
+		*stackid = r->stackid;
+		r->lock = 0;
+		return true;
+	}
+	return false;
+}
+
+/* --full: the current task downgraded its write hold of @lock. Its read
+ * release ends the read phase: tell it through task storage (rare path).
+ * With the tracepoints, mmap_write_downgrade() emitted acquire_returned
+ * (read) just before downgrade_write(): drop the read hold it started. */
+static __always_inline void read_downgraded(u64 lock)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct rtask *t;
+	u64 start;
+	s32 sid;
+
+	t = bpf_task_storage_get(&rtasks, task, 0,
+				 BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!t) {
+		count(C_DROP_MAP);
+		return;
+	}
+	t->dg = 1;
+	if (!full_tp)
+		return;
+	if (t->ts && t->lock == lock)
+		t->ts = 0;
+	else
+		slot_scan_take((u64)task, lock, &start, &sid);
+}
+
 static __always_inline void write_enter(u64 lock)
 {
 	u32 tid = (u32)bpf_get_current_pid_tgid();
@@ -341,17 +400,6 @@ static __always_inline void write_acquired(void *ctx, u64 lock, bool ok)
 	if (bpf_map_update_elem(&holds, &tid, &h, BPF_ANY))
 		count(C_DROP_MAP);
 	bpf_map_update_elem(&owners, &lock, &h, BPF_ANY);
-	if (full_tp) {
-		/* mmap_write_downgrade() emits acquire_returned(read) before
-		 * downgrade_write(): the read side must know this task holds
-		 * its lock for write, without a hash lookup. */
-		struct rtask *t = bpf_task_storage_get(&rtasks,
-				bpf_get_current_task_btf(), 0,
-				BPF_LOCAL_STORAGE_GET_F_CREATE);
-
-		if (t)
-			t->wlock = lock;
-	}
 }
 
 static __always_inline void write_release(u64 lock)
@@ -363,13 +411,6 @@ static __always_inline void write_release(u64 lock)
 	if (!h || h->phase != PHASE_WRITE ||
 	    lock != current_mmap_lock())
 		return;
-	if (full_tp) {
-		struct rtask *t = bpf_task_storage_get(&rtasks,
-				bpf_get_current_task_btf(), 0, 0);
-
-		if (t)
-			t->wlock = 0;
-	}
 	now = bpf_ktime_get_ns();
 	d = now - h->start_ns;
 	if (h->selected) {
@@ -396,20 +437,8 @@ static __always_inline void write_downgrade(u64 lock)
 	}
 	h->phase = PHASE_DG_READ;
 	h->phase_ns = now;
-	if (full_fentry || full_tp) {
-		/* the read release ends the phase: tell it without a hash
-		 * lookup */
-		struct rtask *t = bpf_task_storage_get(&rtasks,
-				bpf_get_current_task_btf(), 0,
-				BPF_LOCAL_STORAGE_GET_F_CREATE);
-
-		if (t) {
-			t->dg = 1;
-			t->wlock = 0;
-		} else {
-			count(C_DROP_MAP);
-		}
-	}
+	if (full_fentry || full_tp)
+		read_downgraded(lock);
 	o = bpf_map_lookup_elem(&owners, &lock);
 	if (o && o->tid == tid) {
 		o->phase = PHASE_DG_READ;
@@ -576,12 +605,12 @@ static __always_inline void find_reader(struct wait *w, u64 l)
 	u32 zero = 0;
 
 	for (u32 cpu = 0; cpu < MAX_SCAN_CPUS; cpu++) {
-		struct rlast *r;
+		struct rslot *r;
 		struct task_struct *t;
 
 		if (cpu >= nr_cpus)
 			break;
-		r = bpf_map_lookup_percpu_elem(&rlasts, &zero, cpu);
+		r = bpf_map_lookup_percpu_elem(&rslots, &zero, cpu);
 		if (!r || r->lock != l)
 			continue;
 		t = (struct task_struct *)r->task;
@@ -591,7 +620,7 @@ static __always_inline void find_reader(struct wait *w, u64 l)
 		w->holder.pid = r->id >> 32;
 		w->holder.tid = (u32)r->id;
 		w->holder.sysnr = SYS_FAULT;
-		w->holder.stackid = -1;
+		w->holder.stackid = r->stackid;
 		w->holder.phase = PHASE_READ;
 		w->holder.selected = 1;
 		bpf_probe_read_kernel_str(w->holder.comm, sizeof(w->holder.comm),
@@ -830,14 +859,30 @@ static __always_inline void read_enter(u64 lock)
 	t->acq_ts = bpf_ktime_get_ns();
 }
 
-/* A read acquisition returned with the lock held. @any_mm: the lock is
- * known to be an mmap_lock (the tracepoints), else it must be our own. */
-static __always_inline void read_acquired(void *ctx, u64 lock, bool timed,
-					  bool any_mm)
+/* A blocking read acquisition of the task's own mmap_lock returned with the
+ * lock held: read_acquire. Task storage, but only off the fault fast path
+ * (page faults take mmap_lock with a trylock first). */
+static __always_inline void read_acquire_end(u64 lock, u64 now)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 	struct rtask *t;
-	struct rlast *r;
+
+	if (!own_mmap_lock(task, lock) || !task_selected())
+		return;
+	t = bpf_task_storage_get(&rtasks, task, 0, 0);
+	if (!t || !t->acq_ts)
+		return;
+	hist_add(H_READ_ACQUIRE, now - t->acq_ts);
+	t->acq_ts = 0;
+}
+
+/* A read hold of @lock starts now. @any_mm: the lock is known to be an
+ * mmap_lock (the tracepoints), else it must be the task's own. */
+static __always_inline void read_start(void *ctx, u64 lock, bool any_mm)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct rtask *t;
+	struct rslot *r;
 	u32 zero = 0;
 	u64 now;
 
@@ -845,30 +890,26 @@ static __always_inline void read_acquired(void *ctx, u64 lock, bool timed,
 		return;
 	if (!task_selected())
 		return;
+	now = bpf_ktime_get_ns();
+	r = bpf_map_lookup_elem(&rslots, &zero);
+	if (r && !r->lock) {
+		r->lock = lock;
+		r->ts = now;
+		r->task = (u64)task;
+		r->id = bpf_get_current_pid_tgid();
+		r->stackid = want_stacks ? stack_id(ctx) : -1;
+		return;
+	}
+	/* the slot is busy: its hold's task sleeps or was preempted */
 	t = bpf_task_storage_get(&rtasks, task, 0,
 				 BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (!t) {
 		count(C_DROP_MAP);
 		return;
 	}
-	/* the acquire_returned(read) of mmap_write_downgrade() */
-	if (any_mm && t->wlock == lock)
-		return;
-	now = bpf_ktime_get_ns();
-	if (timed && t->acq_ts)
-		hist_add(H_READ_ACQUIRE, now - t->acq_ts);
-	t->acq_ts = 0;
 	t->ts = now;
 	t->lock = lock;
-	if (want_stacks)
-		t->stackid = stack_id(ctx);
-	r = bpf_map_lookup_elem(&rlasts, &zero);
-	if (r) {
-		r->lock = lock;
-		r->ts = now;
-		r->task = (u64)task;
-		r->id = bpf_get_current_pid_tgid();
-	}
+	t->stackid = want_stacks ? stack_id(ctx) : -1;
 }
 
 static __always_inline void read_released(void *ctx, u64 lock, bool any_mm)
@@ -876,33 +917,43 @@ static __always_inline void read_released(void *ctx, u64 lock, bool any_mm)
 	struct task_struct *task = bpf_get_current_task_btf();
 	struct holder me = {};
 	struct rtask *t;
-	struct rlast *r;
+	struct rslot *r;
 	u32 zero = 0;
 	u64 now, d, start;
+	s32 stackid;
 
 	if (!any_mm && !own_mmap_lock(task, lock))
 		return;
+	now = bpf_ktime_get_ns();
+	r = bpf_map_lookup_elem(&rslots, &zero);
+	if (r && r->lock == lock && r->task == (u64)task) {
+		start = r->ts;
+		stackid = r->stackid;
+		r->lock = 0;
+		goto hold;
+	}
+	/* slow path: a downgraded read phase, a spilled or migrated hold */
 	t = bpf_task_storage_get(&rtasks, task, 0, 0);
-	if (!t)
-		return;
-	if (t->dg && (!any_mm || own_mmap_lock(task, lock))) {
+	if (t && t->dg && (!any_mm || own_mmap_lock(task, lock))) {
 		t->dg = 0;
 		downgraded_read_end();
 		return;
 	}
-	start = t->ts;
-	if (!start || t->lock != lock)
+	if (t && t->ts && t->lock == lock) {
+		start = t->ts;
+		stackid = t->stackid;
+		t->ts = 0;
+		goto hold;
+	}
+	if (!task_selected() ||
+	    !slot_scan_take((u64)task, lock, &start, &stackid))
 		return;
-	t->ts = 0;
-	now = bpf_ktime_get_ns();
+hold:
 	d = now - start;
 	hist_add(H_READ_HOLD, d);
-	r = bpf_map_lookup_elem(&rlasts, &zero);
-	if (r && r->task == (u64)task)
-		r->lock = 0;
 	if (over_thresh(0, d)) {
 		fill_holder(&me, ctx, start, PHASE_READ);
-		me.stackid = want_stacks ? t->stackid : -1;
+		me.stackid = stackid;
 		emit_hold(&me, HOLD_READ, lock, d, 0, d);
 	}
 }
@@ -911,7 +962,7 @@ SEC("fexit/down_read_trylock")
 int BPF_PROG(down_read_trylock_exit, struct rw_semaphore *sem, int ret)
 {
 	if (ret == 1)	/* a trylock never waits: not in read_acquire */
-		read_acquired(ctx, (u64)sem, false, false);
+		read_start(ctx, (u64)sem, false);
 	return 0;
 }
 
@@ -922,10 +973,19 @@ int BPF_PROG(down_read_entry, struct rw_semaphore *sem)
 	return 0;
 }
 
+/* fexit of a blocking down_read*(): read_acquire; with the fentry read
+ * probes also the start of the hold (with tp_btf, acquire_returned is) */
+static __always_inline void read_acquired(void *ctx, u64 lock)
+{
+	read_acquire_end(lock, bpf_ktime_get_ns());
+	if (!full_tp)
+		read_start(ctx, lock, false);
+}
+
 SEC("fexit/down_read")
 int BPF_PROG(down_read_exit, struct rw_semaphore *sem)
 {
-	read_acquired(ctx, (u64)sem, true, false);
+	read_acquired(ctx, (u64)sem);
 	return 0;
 }
 
@@ -940,7 +1000,7 @@ SEC("fexit/down_read_killable")
 int BPF_PROG(down_read_killable_exit, struct rw_semaphore *sem, int ret)
 {
 	if (ret == 0)
-		read_acquired(ctx, (u64)sem, true, false);
+		read_acquired(ctx, (u64)sem);
 	return 0;
 }
 
@@ -955,7 +1015,7 @@ SEC("fexit/down_read_interruptible")
 int BPF_PROG(down_read_interruptible_exit, struct rw_semaphore *sem, int ret)
 {
 	if (ret == 0)
-		read_acquired(ctx, (u64)sem, true, false);
+		read_acquired(ctx, (u64)sem);
 	return 0;
 }
 
@@ -980,7 +1040,7 @@ int BPF_PROG(tpb_acquire_returned, struct mm_struct *mm, bool write,
 {
 	if (write || !success)
 		return 0;
-	read_acquired(ctx, mm_lock_addr(mm), true, true);
+	read_start(ctx, mm_lock_addr(mm), true);
 	return 0;
 }
 

@@ -76,8 +76,8 @@ const char argp_program_doc[] =
 "mremap; more with -E). read_hold then holds only downgraded read phases.\n"
 "--full adds every read hold: the raw mmap_lock tracepoints when they carry\n"
 "a memcg id (patch 0002), else the read-side rwsem functions (down_read*,\n"
-"up_read) filtered to the task's own mmap_lock; starts in task storage,\n"
-"per-CPU histograms: ~11 % per page fault (docs/BENCH.md). With --kprobes\n"
+"up_read) filtered to the task's own mmap_lock; starts in per-CPU slots,\n"
+"per-CPU histograms: ~9 % per page fault (docs/BENCH.md). With --kprobes\n"
 "it uses the mmap_lock tracepoints through perf (on stock 6.1 they format\n"
 "a memcg path per event: +75-87 %).\n"
 "\n"
@@ -749,15 +749,15 @@ static struct read_prog {
 	const char *func;
 	const char *what;
 	bool required;
-	bool blocking_entry;	/* also used with the raw tracepoints */
+	bool blocking;	/* a blocking down_read*(): also used with tp_btf */
 } read_progs[] = {
 	{ NULL, "down_read_trylock", "fexit/down_read_trylock", true, false },
 	{ NULL, "down_read", "fentry/down_read", true, true },
-	{ NULL, "down_read", "fexit/down_read", true, false },
+	{ NULL, "down_read", "fexit/down_read", true, true },
 	{ NULL, "down_read_killable", "fentry/down_read_killable", false, true },
-	{ NULL, "down_read_killable", "fexit/down_read_killable", false, false },
+	{ NULL, "down_read_killable", "fexit/down_read_killable", false, true },
 	{ NULL, "down_read_interruptible", "fentry/down_read_interruptible", false, true },
-	{ NULL, "down_read_interruptible", "fexit/down_read_interruptible", false, false },
+	{ NULL, "down_read_interruptible", "fexit/down_read_interruptible", false, true },
 	{ NULL, "up_read", "fentry/up_read", true, false },
 };
 
@@ -865,7 +865,7 @@ static int open_and_load(bool kprobes, bool *have_wait, bool *have_trylock)
 	for (i = 0; i < sizeof(read_progs) / sizeof(read_progs[0]); i++)
 		bpf_program__set_autoload(*read_progs[i].prog,
 			env.full && !kprobes && kallsyms_has_func(read_progs[i].func) &&
-			(!read_tp || read_progs[i].blocking_entry));
+			(!read_tp || read_progs[i].blocking));
 	bpf_program__set_autoload(obj->progs.tpb_acquire_returned, read_tp && !kprobes);
 	bpf_program__set_autoload(obj->progs.tpb_released, read_tp && !kprobes);
 	obj->rodata->full_fentry = env.full && !kprobes && !read_tp;
