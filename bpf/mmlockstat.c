@@ -678,18 +678,78 @@ static void print_period(void)
 	top_reset();
 }
 
+/* --prometheus: the histograms split by the vm.munmap_lock_mode in force
+ * when their samples were taken, polled every MODE_POLL_NS (a sample taken
+ * in the poll interval in which the mode changed may be counted under
+ * either). "native": the kernel has no such sysctl (upstream downgrade). */
+#define MODE_POLL_NS	200000000ULL
+static const char *const mode_names[] = {
+	"exclusive", "downgrade", "section", "native", "unknown",
+};
+#define NR_MODES	(sizeof(mode_names) / sizeof(mode_names[0]))
+static struct snap by_mode[NR_MODES], mode_prev;
+static bool mode_seen[NR_MODES];
+static unsigned long long mode_polled;
+
+static int current_mode(void)
+{
+	char buf[32] = "";
+	FILE *f = fopen("/proc/sys/vm/munmap_lock_mode", "r");
+
+	if (!f)
+		return 3;
+	if (!fgets(buf, sizeof(buf), f))
+		buf[0] = '\0';
+	fclose(f);
+	buf[strcspn(buf, "\n")] = '\0';
+	for (int i = 0; i < 3; i++)
+		if (!strcmp(buf, mode_names[i]))
+			return i;
+	return 4;
+}
+
+static void mode_poll(void)
+{
+	struct snap cur, d;
+	struct snap *m;
+	int mode = current_mode();
+
+	read_snap(&cur, false);
+	delta(&d, &cur, &mode_prev);
+	mode_prev = cur;
+	m = &by_mode[mode];
+	for (int i = 0; i < NR_HISTS; i++) {
+		for (int j = 0; j < MAX_SLOTS; j++)
+			m->h[i].slots[j] += d.h[i].slots[j];
+		m->h[i].count += d.h[i].count;
+		m->h[i].sum += d.h[i].sum;
+	}
+	mode_seen[mode] = true;
+	mode_polled = mono_ns();
+}
+
 static void prom_body(FILE *f, void *ctx)
 {
 	struct snap cur;
-	char name[96];
+	char name[96], labels[32];
 
-	read_snap(&cur, false);
+	mode_poll();
+	cur = mode_prev;
 	for (int i = 0; i < NR_HISTS; i++) {
+		const char *help = hist_help[i];
+
 		if (!hist_shown(i))
 			continue;
 		snprintf(name, sizeof(name), "mmap_lock_%s", hist_names[i]);
-		prom_log2_hist_seconds(f, name, hist_help[i], cur.h[i].slots,
-				       MAX_SLOTS, cur.h[i].sum);
+		for (size_t m = 0; m < NR_MODES; m++) {
+			if (!mode_seen[m])
+				continue;
+			snprintf(labels, sizeof(labels), "mode=\"%s\"", mode_names[m]);
+			prom_log2_hist_seconds(f, name, help, labels,
+					       by_mode[m].h[i].slots, MAX_SLOTS,
+					       by_mode[m].h[i].sum);
+			help = NULL;
+		}
 	}
 	prom_counter(f, "mmap_lock_drops_total",
 		     "events or holds lost (ring buffer or map full)",
@@ -1080,9 +1140,11 @@ int main(int argc, char **argv)
 			goto cleanup;
 		}
 		err = 0;
+		now = mono_ns();
+		if (lfd >= 0 && now - mode_polled >= MODE_POLL_NS)
+			mode_poll();
 		if (lfd >= 0)
 			http_serve_pending(lfd, prom_body, NULL);
-		now = mono_ns();
 		if (env.pid && now - last_pid_check > 1000000000ULL) {
 			last_pid_check = now;
 			if (kill(env.pid, 0) && errno == ESRCH) {

@@ -350,21 +350,29 @@ void jw_kdouble(struct jw *w, const char *k, double v) { jw_key(w, k); jw_double
 /* ---- Prometheus -------------------------------------------------------- */
 
 void prom_log2_hist_seconds(FILE *f, const char *name, const char *help,
+			    const char *labels,
 			    const unsigned long long *slots, int n,
 			    unsigned long long sum_ns)
 {
 	unsigned long long cum = 0;
+	const char *l = labels ? labels : "", *c = labels ? "," : "";
 
-	fprintf(f, "# HELP %s_seconds %s\n# TYPE %s_seconds histogram\n",
-		name, help, name);
+	if (help)
+		fprintf(f, "# HELP %s_seconds %s\n# TYPE %s_seconds histogram\n",
+			name, help, name);
 	for (int i = 0; i < n; i++) {
 		cum += slots[i];
-		fprintf(f, "%s_seconds_bucket{le=\"%.9f\"} %llu\n", name,
-			log2_slot_high(i) / 1e9, cum);
+		fprintf(f, "%s_seconds_bucket{%s%sle=\"%.9f\"} %llu\n", name,
+			l, c, log2_slot_high(i) / 1e9, cum);
 	}
-	fprintf(f, "%s_seconds_bucket{le=\"+Inf\"} %llu\n", name, cum);
-	fprintf(f, "%s_seconds_sum %.9f\n", name, sum_ns / 1e9);
-	fprintf(f, "%s_seconds_count %llu\n", name, cum);
+	fprintf(f, "%s_seconds_bucket{%s%sle=\"+Inf\"} %llu\n", name, l, c, cum);
+	if (labels) {
+		fprintf(f, "%s_seconds_sum{%s} %.9f\n", name, l, sum_ns / 1e9);
+		fprintf(f, "%s_seconds_count{%s} %llu\n", name, l, cum);
+	} else {
+		fprintf(f, "%s_seconds_sum %.9f\n", name, sum_ns / 1e9);
+		fprintf(f, "%s_seconds_count %llu\n", name, cum);
+	}
 }
 
 void prom_counter(FILE *f, const char *name, const char *help,

@@ -77,8 +77,11 @@ void jw_kdouble(struct jw *w, const char *key, double v);
 
 /* ---- Prometheus text exposition (version 0.0.4) ---- */
 /* NAME_seconds_bucket{le=..} (cumulative, all n slots + +Inf), _sum, _count
- * from a log2 ns histogram. */
+ * from a log2 ns histogram. @labels: NULL, or more labels for every sample
+ * ('mode="section"'); the HELP/TYPE header is printed when @help is not
+ * NULL (once per metric family: pass NULL for its further label sets). */
 void prom_log2_hist_seconds(FILE *f, const char *name, const char *help,
+			    const char *labels,
 			    const unsigned long long *slots, int n,
 			    unsigned long long sum_ns);
 void prom_counter(FILE *f, const char *name, const char *help,

@@ -72,4 +72,8 @@ curl -sf --max-time 5 "$api" --data-urlencode \
 	'query=histogram_quantile(0.99, sum by (le) (mmap_lock_write_hold_seconds_bucket))' -o "$od/p99.json"
 check "histogram_quantile(0.99) over the write-hold buckets is a number" \
 	/usr/bin/python3 -c 'import json,sys,math; r=json.load(open(sys.argv[1]))["data"]["result"]; v=float(r[0]["value"][1]); sys.exit(0 if v > 0 and not math.isnan(v) else 1)' "$od/p99.json"
+# the dashboard's $mode variable: label_values(..., mode)
+curl -sf --max-time 5 "${api%/query}/label/mode/values" -o "$od/modes.json"
+check "the mode label has values for the dashboard's \$mode ($(cat "$od/modes.json" 2>/dev/null | head -c 120))" \
+	/usr/bin/python3 -c 'import json,sys; v=json.load(open(sys.argv[1]))["data"]; sys.exit(0 if v and set(v) <= {"exclusive","downgrade","section","native"} else 1)' "$od/modes.json"
 finish

@@ -111,9 +111,42 @@ except urllib.error.HTTPError as e:
 PY
 kill -INT "$pid"
 wait "$pid"
-check "--prometheus: write_hold histogram exposed" \
-	grep -q '^mmap_lock_write_hold_seconds_bucket{le="+Inf"} [1-9]' "$out/metrics.txt"
+mode=$(cat /proc/sys/vm/munmap_lock_mode 2>/dev/null || echo native)
+check "--prometheus: write_hold histogram exposed, labelled mode=\"$mode\"" \
+	grep -q "^mmap_lock_write_hold_seconds_bucket{mode=\"$mode\",le=\"+Inf\"} [1-9]" "$out/metrics.txt"
 check "--prometheus: all six contract histograms" sh -c \
-	"for h in write_hold read_hold downgrade_write_phase downgrade_read_phase read_wait write_wait; do grep -q \"^mmap_lock_\${h}_seconds_count \" '$out/metrics.txt' || exit 1; done"
+	"for h in write_hold read_hold downgrade_write_phase downgrade_read_phase read_wait write_wait; do grep -q \"^mmap_lock_\${h}_seconds_count{mode=\" '$out/metrics.txt' || exit 1; done"
 check "--prometheus: drops counter" grep -q '^mmap_lock_drops_total ' "$out/metrics.txt"
+
+# --prometheus splits by vm.munmap_lock_mode: an 8 MiB munmap per mode (the
+# tool traces every process: each window also holds the test's own
+# processes' mmaps and ld.so's munmaps), 0.5 s on either side of a switch
+# so that the 200 ms mode poll cannot mix two windows
+if [ -f /proc/sys/vm/munmap_lock_mode ]; then
+	"$TOOL" --prometheus :19465 -d 120 >"$out/prom2.out" 2>"$out/prom2.err" &
+	pid=$!
+	for _ in $(seq 600); do grep -q '^Tracing' "$out/prom2.err" && break; sleep 0.1; done
+	sleep 0.5
+	for m in exclusive section downgrade; do
+		echo "$m" >/proc/sys/vm/munmap_lock_mode
+		sleep 0.5	# > the exporter's 200 ms mode poll
+		"$TESTBIN/mmls_hold" munmap:8 >/dev/null
+		sleep 0.5
+	done
+	/usr/bin/python3 -c 'import sys, urllib.request; open(sys.argv[1], "w").write(urllib.request.urlopen("http://127.0.0.1:19465/metrics", timeout=10).read().decode())' "$out/metrics-modes.txt"
+	kill -INT "$pid"
+	wait "$pid"
+	# exclusive: write holds, no downgrade; downgrade: downgraded holds
+	for m in exclusive section downgrade; do
+		n=$(sed -n "s/^mmap_lock_write_hold_seconds_count{mode=\"$m\"} //p" "$out/metrics-modes.txt")
+		check_range "--prometheus: mode=\"$m\" has write holds" "${n:-0}" 1 1000000
+	done
+	n=$(sed -n 's/^mmap_lock_downgrade_read_phase_seconds_count{mode="exclusive"} //p' "$out/metrics-modes.txt")
+	check "--prometheus: no downgraded read phase under mode=\"exclusive\" (${n:-none})" test "${n:-0}" = 0
+	n=$(sed -n 's/^mmap_lock_downgrade_read_phase_seconds_count{mode="downgrade"} //p' "$out/metrics-modes.txt")
+	check_range "--prometheus: downgraded read phases are under mode=\"downgrade\"" "${n:-0}" 1 1000000
+	check "--prometheus: every histogram sample carries a mode label" \
+		sh -c "! grep -E '^mmap_lock_[a-z_]+_seconds_(bucket|sum|count)' '$out/metrics-modes.txt' | grep -qv 'mode=\"'"
+	echo downgrade >/proc/sys/vm/munmap_lock_mode
+fi
 finish
