@@ -63,13 +63,22 @@ for mode in modes:
               if "write_hold" in x.get("histograms", {})), default=0)
     cmd = o["readers"]["cmdline"]
     if mode == "exclusive":
-        good &= check("exclusive: /proc reader blocked >= half the munmap "
-                      "(%.1f of %.1f ms)" % (cmd["overlap_max"] / 1e6,
-                                             o["munmap_ns"] / 1e6),
-                      cmd["overlap_max"] >= 0.5 * o["munmap_ns"])
-        good &= check("exclusive: mmlockstat write_hold max >= half the "
-                      "munmap (%.1f ms)" % (wh / 1e6),
-                      wh >= 0.5 * o["munmap_ns"])
+        # Anchored on the kernel's figures, not on munmap() as timed from
+        # user space: under TCG the munmap thread can wait up to a 100 ms
+        # round-robin slice for its vCPU inside the call but outside the
+        # hold (seen: 42 ms hold, 55 ms syscall, 88 ms in user space).
+        hold = calls[0]["write_hold_ns"] if calls else 0
+        ur = calls[0]["unmap_region_ns"] if calls else 0
+        good &= check("exclusive: /proc reader blocked >= half the munmap's "
+                      "write hold (%.1f of %.1f ms; munmap() %.1f ms)"
+                      % (cmd["overlap_max"] / 1e6, hold / 1e6,
+                         o["munmap_ns"] / 1e6),
+                      hold > 0 and cmd["overlap_max"] >= 0.5 * hold)
+        # the hold encloses the zap
+        good &= check("exclusive: mmlockstat write_hold max (%.1f ms) "
+                      "encloses munmapsnoop's unmap_region (%.1f ms)"
+                      % (wh / 1e6, ur / 1e6),
+                      ur > 0 and wh >= 0.99 * ur)
     if mode == "downgrade" and calls:
         c = calls[0]
         good &= check("downgrade: the munmap downgraded and held the write "
