@@ -924,7 +924,6 @@ static __always_inline void read_released(void *ctx, u64 lock, bool any_mm)
 
 	if (!any_mm && !own_mmap_lock(task, lock))
 		return;
-	now = bpf_ktime_get_ns();
 	r = bpf_map_lookup_elem(&rslots, &zero);
 	if (r && r->lock == lock && r->task == (u64)task) {
 		start = r->ts;
@@ -949,6 +948,7 @@ static __always_inline void read_released(void *ctx, u64 lock, bool any_mm)
 	    !slot_scan_take((u64)task, lock, &start, &stackid))
 		return;
 hold:
+	now = bpf_ktime_get_ns();
 	d = now - start;
 	hist_add(H_READ_HOLD, d);
 	if (over_thresh(0, d)) {
