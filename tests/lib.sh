@@ -30,6 +30,18 @@ test_out() {
 	mkdir -p "$d" && echo "$d"
 }
 
+# wait_for FILE REGEX SECONDS [PID]: until FILE has a line matching REGEX
+# (extended); fails early if PID is given and gone without it.
+wait_for() {
+	local i
+	for ((i = 0; i < $3 * 10; i++)); do
+		grep -qE "$2" "$1" 2>/dev/null && return 0
+		[ -n "${4:-}" ] && ! kill -0 "$4" 2>/dev/null && { grep -qE "$2" "$1" 2>/dev/null; return; }
+		sleep 0.1
+	done
+	return 1
+}
+
 in_guest() { [ "${MMLOCK_GUEST:-0}" = 1 ]; }
 
 finish() { exit "$_failed"; }

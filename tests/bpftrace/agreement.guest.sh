@@ -47,17 +47,15 @@ len=$((64 << 20))
 # tol A B: A and B (us) within 10% of the larger + 4 ms (see above).
 tol() { echo "($1 - $2)^2 <= (0.1 * ($1 > $2 ? $1 : $2) + 4000)^2"; }
 
-"$BT_W" -s 64 -n 2 -R -g "$go" >"$d/target.out" 2>&1 &
-wl=$!
-bt_wait "$d/target.out" 'ready pid=.* iter=0' 30 "$wl" || { fail "bt_munmap -g did not get ready"; finish; }
-pid=$(sed -n 's/^ready pid=\([0-9]*\).*/\1/p' "$d/target.out" | head -n1)
+bt_target "$d/target.out" -s 64 -n 2 -R -g "$go" || finish
+wl=$BT_WL pid=$BT_TPID
 
 "$MUNMAPSNOOP" -p "$pid" -j >"$d/munmapsnoop.json" 2>"$d/munmapsnoop.err" &
 snoop=$!
 "$MMLOCKSTAT" -p "$pid" -j >"$d/mmlockstat.json" 2>"$d/mmlockstat.err" &
 stat=$!
-bt_wait "$d/munmapsnoop.err" 'Hit Ctrl-C' 120 "$snoop" || fail "munmapsnoop started: $(tail -n 2 "$d/munmapsnoop.err" | tr '\n' ' ')"
-bt_wait "$d/mmlockstat.err" 'Hit Ctrl-C' 120 "$stat" || fail "mmlockstat started: $(tail -n 2 "$d/mmlockstat.err" | tr '\n' ' ')"
+wait_for "$d/munmapsnoop.err" 'Hit Ctrl-C' 120 "$snoop" || fail "munmapsnoop started: $(tail -n 2 "$d/munmapsnoop.err" | tr '\n' ' ')"
+wait_for "$d/mmlockstat.err" 'Hit Ctrl-C' 120 "$stat" || fail "mmlockstat started: $(tail -n 2 "$d/mmlockstat.err" | tr '\n' ' ')"
 bt_start munmap_phases "$d/munmap_phases.out" "$pid" "${off:-0}" || { fail "munmap_phases.bt attaches"; kill "$wl" "$snoop" "$stat"; finish; }
 bt1=$BT_PID
 bt_start mmap_lock_hold "$d/mmap_lock_hold.out" "$pid" "${off:-0}" || { fail "mmap_lock_hold.bt attaches"; kill "$wl" "$snoop" "$stat"; BT_PID=$bt1; bt_stop; finish; }
@@ -67,7 +65,7 @@ mode1=downgrade
 have_modes && mode1=exclusive
 set_mode downgrade
 touch "$go"
-bt_wait "$d/target.out" 'ready pid=.* iter=1' 600 "$wl"
+wait_for "$d/target.out" 'ready pid=.* iter=1' 600 "$wl"
 set_mode "$mode1"
 touch "$go"
 wait "$wl" || fail "bt_munmap exited $?"

@@ -3,6 +3,7 @@
 # bpf/bpftrace/, runs tests/bin/bt_munmap next to it, stops the script with
 # SIGINT and checks what it printed.
 . "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
+. "$TOP/scripts/bpftrace-stop.sh"
 BT_DIR=$TOP/bpf/bpftrace
 BT_W=$TESTBIN/bt_munmap
 MODE_SYSCTL=/proc/sys/vm/munmap_lock_mode
@@ -15,16 +16,21 @@ bt_mmoff() {
 		awk '/struct rw_semaphore[ \t]+mmap_lock;/ { sub(/.*\/\*[ \t]*/, ""); print $1; exit }'
 }
 
-# bt_wait FILE PATTERN SECONDS PID: until PATTERN is in FILE (fails early if
-# PID is gone).
-bt_wait() {
-	local i
-	for ((i = 0; i < $3 * 5; i++)); do
-		grep -q "$2" "$1" 2>/dev/null && return 0
-		kill -0 "$4" 2>/dev/null || { grep -q "$2" "$1" 2>/dev/null; return; }
-		sleep 0.2
-	done
-	return 1
+# bt_target OUT BT_MUNMAP-ARGS...: start bt_munmap (with -g GOFILE: it
+# waits for GOFILE before each iteration) in the background, output in OUT,
+# until it is ready for iteration 0. Sets BT_WL (the job, for wait/kill)
+# and BT_TPID (the pid it reports, for PID filters). Returns 1 after a
+# failing check if it never gets ready.
+bt_target() {
+	local o=$1
+	shift
+	"$BT_W" "$@" >"$o" 2>&1 &
+	BT_WL=$!
+	if ! wait_for "$o" 'ready pid=.* iter=0' 30 "$BT_WL"; then
+		fail "bt_munmap -g did not get ready: $(tr '\n' ' ' <"$o")"
+		return 1
+	fi
+	BT_TPID=$(sed -n 's/^ready pid=\([0-9]*\).*/\1/p' "$o" | head -n1)
 }
 
 # bt_start SCRIPT OUT PID MMOFF: start bpf/bpftrace/SCRIPT.bt, wait until it
@@ -32,54 +38,26 @@ bt_wait() {
 bt_start() {
 	bpftrace -B line "$BT_DIR/$1.bt" "$3" "$4" >"$2" 2>&1 &
 	BT_PID=$!
-	bt_wait "$2" 'Hit Ctrl-C' 240 "$BT_PID"
+	wait_for "$2" 'Hit Ctrl-C' 240 "$BT_PID"
 }
 
-# bt_stop: SIGINT, as Ctrl-C would; the script prints its maps and exits.
-# Detaching fentry trampolines waits for RCU tasks: slow under TCG (once
-# more than 60 s with 8 guests on 2 host cores), hence up to 300 s.
-# bpftrace 0.17 can miss a SIGINT: its event loop only sees the flag the
-# handler sets when the signal interrupts epoll_wait() (EINTR) or a
-# further event arrives; one that lands while it is reading events is
-# lost once the probes fall silent (seen: mmap_lock_wait.bt idle for 300
-# s after the workload). So SIGINT is repeated at 5, 20 and 60 s; an extra
-# one during a slow exit only sets the same flag again.
-# Nothing is exec'ed between the first SIGINT and bpftrace's exit (no sleep
-# or seq loop): bpftrace stops printing per-event lines at SIGINT but its
-# probes stay attached until it has printed the maps, so every process
-# started meanwhile (its munmaps, its ELF loader's vm_munmap) would be
-# counted in the maps without a line of its own. The watchdog sleeps start
-# before the SIGINT. Returns 1 (and says so on stderr) if bpftrace had to
-# be killed: it then printed no maps.
+# bt_stop: stop the script started by bt_start (scripts/bpftrace-stop.sh:
+# SIGINT, repeated; killed after 300 s). Returns 1 (and says so on stderr)
+# if bpftrace had to be killed: it then printed no maps.
 bt_stop() {
 	[ -n "$BT_PID" ] || return 0
-	local wds=() w rc=0 n=1
+	local rc=0
 	if ! kill -0 "$BT_PID" 2>/dev/null; then	# gone (and maybe reaped)
 		wait "$BT_PID" 2>/dev/null
 		BT_PID=
 		return 0
 	fi
-	for w in 5 20 60 300; do
-		sleep "$w" &
-		wds+=($!)
-	done
-	kill -INT "$BT_PID" 2>/dev/null
-	for w in "${wds[@]}"; do
-		wait -n "$BT_PID" "$w" 2>/dev/null
-		kill -0 "$BT_PID" 2>/dev/null || break
-		[ "$w" = "${wds[3]}" ] && break
-		kill -INT "$BT_PID" 2>/dev/null
-		n=$((n + 1))
-	done
-	if kill -0 "$BT_PID" 2>/dev/null; then
-		echo "bpftrace (pid $BT_PID) did not exit within 300 s of $n SIGINTs, killed" >&2
-		kill -KILL "$BT_PID" 2>/dev/null
+	if ! bpftrace_stop "$BT_PID"; then
+		echo "bpftrace (pid $BT_PID) did not exit within 300 s of $BPFTRACE_SIGINTS SIGINTs, killed" >&2
 		rc=1
-	elif [ "$n" -gt 1 ]; then
-		echo "bpftrace (pid $BT_PID) exited after $n SIGINTs" >&2
+	elif [ "$BPFTRACE_SIGINTS" -gt 1 ]; then
+		echo "bpftrace (pid $BT_PID) exited after $BPFTRACE_SIGINTS SIGINTs" >&2
 	fi
-	kill "${wds[@]}" 2>/dev/null
-	wait "$BT_PID" "${wds[@]}" 2>/dev/null
 	BT_PID=
 	return $rc
 }

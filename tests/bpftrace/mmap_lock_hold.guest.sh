@@ -27,13 +27,8 @@ off=$(bt_mmoff)
 tmib=32 dmib=256
 faults=$((2 * tmib * 256))	# 4 KiB pages populated by the target
 
-"$BT_W" -s "$tmib" -n 2 -R -g "$go" >"$d/target.out" 2>&1 &
-wl=$!
-if ! bt_wait "$d/target.out" 'ready pid=.* iter=0' 30 "$wl"; then
-	fail "bt_munmap -g did not get ready: $(tr '\n' ' ' <"$d/target.out")"
-	finish
-fi
-pid=$(sed -n 's/^ready pid=\([0-9]*\).*/\1/p' "$d/target.out" | head -n1)
+bt_target "$d/target.out" -s "$tmib" -n 2 -R -g "$go" || finish
+wl=$BT_WL pid=$BT_TPID
 
 if ! bt_start mmap_lock_hold "$out" "$pid" "${off:-0}"; then
 	fail "mmap_lock_hold.bt compiles and attaches: $(tail -n 3 "$out" | tr '\n' ' ')"
@@ -45,7 +40,7 @@ ok "mmap_lock_hold.bt compiles and attaches (PID $pid, mmap_lock at mm+${off:-0}
 set_mode downgrade || fail "set vm.munmap_lock_mode=downgrade"
 "$BT_W" -s "$dmib" -R >"$d/decoy.out" 2>&1 || fail "bt_munmap (decoy) exited $?"
 touch "$go"
-bt_wait "$d/target.out" 'ready pid=.* iter=1' 600 "$wl"
+wait_for "$d/target.out" 'ready pid=.* iter=1' 600 "$wl"
 mode1=downgrade
 have_modes && mode1=exclusive
 set_mode "$mode1" || fail "set vm.munmap_lock_mode=$mode1"

@@ -28,13 +28,8 @@ fi
 
 modes=(downgrade)
 have_modes && modes+=(exclusive section)
-"$BT_W" -s 256 -w -n "${#modes[@]}" -g "$go" >"$d/workload.out" 2>&1 &
-wl=$!
-if ! bt_wait "$d/workload.out" 'ready pid=.* iter=0' 30 "$wl"; then
-	fail "bt_munmap -g did not get ready: $(tr '\n' ' ' <"$d/workload.out")"
-	finish
-fi
-pid=$(sed -n 's/^ready pid=\([0-9]*\).*/\1/p' "$d/workload.out" | head -n1)
+bt_target "$d/workload.out" -s 256 -w -n "${#modes[@]}" -g "$go" || finish
+wl=$BT_WL pid=$BT_TPID
 
 if ! bt_start munmap_phases "$out" "$pid" "$off"; then
 	fail "munmap_phases.bt compiles and attaches: $(tail -n 3 "$out" | tr '\n' ' ')"
@@ -44,7 +39,7 @@ fi
 ok "munmap_phases.bt compiles and attaches (PID $pid)"
 
 for i in "${!modes[@]}"; do
-	bt_wait "$d/workload.out" "ready pid=.* iter=$i" 600 "$wl" || break
+	wait_for "$d/workload.out" "ready pid=.* iter=$i" 600 "$wl" || break
 	set_mode "${modes[$i]}" || fail "set vm.munmap_lock_mode=${modes[$i]}"
 	touch "$go"
 done

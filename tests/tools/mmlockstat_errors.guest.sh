@@ -53,7 +53,7 @@ check "-h documents --full and --prometheus" \
 # SIGTERM prints the final summary (one JSON object), exit 0
 "$TOOL" -j >"$out/term.json" 2>"$out/term.err" &
 pid=$!
-for _ in $(seq 600); do grep -q '^Tracing' "$out/term.err" && break; sleep 0.1; done
+wait_for "$out/term.err" '^Tracing' 60
 ls / >/dev/null
 kill -TERM "$pid"
 wait "$pid"
@@ -73,7 +73,7 @@ $CHECK schema "$out/interval.json"
 # --full: every read hold, tracepoints read by field name
 "$TOOL" --full -j -d 4 >"$out/full.json" 2>"$out/full.err" &
 pid=$!
-for _ in $(seq 600); do grep -q '^Tracing' "$out/full.err" && break; sleep 0.1; done
+wait_for "$out/full.err" '^Tracing' 60
 "$TESTBIN/mmls_hold" munmap:8 >/dev/null
 wait "$pid"
 check "--full: read holds seen (page faults)" \
@@ -85,7 +85,7 @@ $CHECK schema "$out/full.json"
 # -c COMM: only that command's holds
 "$TOOL" -c mmls_hold -j -d 4 >"$out/comm.json" 2>"$out/comm.err" &
 pid=$!
-for _ in $(seq 600); do grep -q '^Tracing' "$out/comm.err" && break; sleep 0.1; done
+wait_for "$out/comm.err" '^Tracing' 60
 "$TESTBIN/mmls_hold" munmap:8 >/dev/null
 wait "$pid"
 check "-c mmls_hold: its munmap seen as a downgraded hold" \
@@ -96,7 +96,7 @@ check "-c mmls_hold: every top hold is mmls_hold's" \
 # --prometheus: /metrics on 127.0.0.1 by default
 "$TOOL" --prometheus :19464 -d 60 >"$out/prom.out" 2>"$out/prom.err" &
 pid=$!
-for _ in $(seq 600); do grep -q '^Tracing' "$out/prom.err" && break; sleep 0.1; done
+wait_for "$out/prom.err" '^Tracing' 60
 "$TESTBIN/mmls_hold" munmap:8 >/dev/null
 /usr/bin/python3 - "$out" <<'PY'
 import sys, urllib.request, urllib.error
@@ -125,7 +125,7 @@ check "--prometheus: drops counter" grep -q '^mmap_lock_drops_total ' "$out/metr
 if [ -f /proc/sys/vm/munmap_lock_mode ]; then
 	"$TOOL" --prometheus :19465 -d 120 >"$out/prom2.out" 2>"$out/prom2.err" &
 	pid=$!
-	for _ in $(seq 600); do grep -q '^Tracing' "$out/prom2.err" && break; sleep 0.1; done
+	wait_for "$out/prom2.err" '^Tracing' 60
 	sleep 0.5
 	for m in exclusive section downgrade; do
 		echo "$m" >/proc/sys/vm/munmap_lock_mode

@@ -12,11 +12,11 @@ mmls_run() {
 	"$HOLD" -g "$@" <"$fifo" >"$out/$name.hold" 2>"$out/$name.hold.err" &
 	hpid=$!
 	exec 3>"$fifo"
-	for _ in $(seq 300); do grep -q '^ready' "$out/$name.hold" && break; sleep 0.1; done
+	wait_for "$out/$name.hold" '^ready' 30 "$hpid"
 	# shellcheck disable=SC2086
 	"$TOOL" -p "$hpid" -j $targs >"$out/$name.json" 2>"$out/$name.err" &
 	tpid=$!
-	for _ in $(seq 600); do grep -q '^Tracing' "$out/$name.err" && break; sleep 0.1; done
+	wait_for "$out/$name.err" '^Tracing' 60 "$tpid"
 	echo go >&3
 	exec 3>&-
 	rm -f "$fifo"

@@ -34,18 +34,6 @@ snoop_restore() {
 have_modes() { [ -w "$SYSCTL_MODE" ]; }
 set_mode() { have_modes && echo "$1" >"$SYSCTL_MODE"; }
 
-# wait_for FILE REGEX SECONDS [PID]: until FILE has a line matching REGEX
-# (fails early if PID died).
-wait_for() {
-	local i
-	for ((i = 0; i < $3 * 10; i++)); do
-		grep -qE "$2" "$1" 2>/dev/null && return 0
-		[ -n "${4:-}" ] && ! kill -0 "$4" 2>/dev/null && { grep -qE "$2" "$1" 2>/dev/null; return; }
-		sleep 0.1
-	done
-	return 1
-}
-
 # traced_call NAME [SNOOP_ARGS...] -- [WORKLOAD_ARGS...]
 # Starts the workload gated, then munmapsnoop -j -p PID SNOOP_ARGS (without
 # -p when SNOOP_NOPID=1: then it is stopped with SIGINT afterwards), opens
