@@ -16,9 +16,10 @@
  *   down_read_interruptible and fentry up_read (also the exact end of a
  *   downgraded read phase), each returning after one compare unless
  *   sem == &current->mm->mmap_lock; fentry+fexit of the blocking down_read*()
- *   time read_acquire in both. A hold's start lives in a per-CPU slot (task
- *   storage when the slot is busy), histograms are per-CPU, and only top-N
- *   candidates cross the ring buffer.
+ *   time read_acquire in both. A hold's start and its read_hold histogram
+ *   live in a global per-CPU array (struct rcpu: no map lookup; task
+ *   storage when the slot is busy), and only top-N candidates cross the
+ *   ring buffer.
  * kp_* programs are the kprobe fallback for kernels without fentry; there
  * --full uses the mmap_lock:* tracepoints instead (tp_* programs).
  */
@@ -166,31 +167,29 @@ struct {
 	__type(value, struct rtask);
 } rtasks SEC(".maps");
 
-/* --full: per CPU, one read hold started there and not yet ended. A page
+/* --full: per CPU, one read hold started there and not yet ended, and
+ * that CPU's read_hold histogram (struct rcpu, mmlockstat.h). A page
  * fault's hold starts and ends on one CPU without sleeping, so almost
- * every hold lives here: one per-CPU array lookup at each end, no task
- * storage. A hold that starts while the slot is busy (its owner sleeps or
- * was preempted holding the lock) goes to task storage; one whose task
- * migrated is found by scanning the CPUs' slots at its end. The slots are
- * also the readers blamed for a writer queued behind them
- * (contention_begin scans them). */
-struct rslot {
-	u64 lock;	/* 0: free */
-	u64 ts;
-	u64 task;	/* struct task_struct * of the reader */
-	u64 id;		/* pid_tgid */
-	s32 stackid;
-	u32 pad;
-};
+ * every hold lives in its CPU's slot: at each end one helper call finds
+ * it, no map lookup, no task storage. A hold that starts while the slot
+ * is busy (its owner sleeps or was preempted holding the lock) goes to
+ * task storage; one whose task migrated is found by scanning the CPUs'
+ * slots at its end. The slots are also the readers blamed for a writer
+ * queued behind them (contention_begin scans them). */
+struct rcpu rcpus[MAX_RCPUS];
+_Static_assert(!(MAX_RCPUS & (MAX_RCPUS - 1)), "MAX_RCPUS: a power of 2");
 
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, u32);
-	__type(value, struct rslot);
-} rslots SEC(".maps");
+static __always_inline struct rcpu *rcpu_here(void)
+{
+	u32 cpu = bpf_get_smp_processor_id();
 
-#define MAX_SCAN_CPUS	128
+	if (cpu >= MAX_RCPUS)
+		return NULL;
+	barrier_var(cpu);	/* keep the mask: the verifier needs it */
+	return &rcpus[cpu & (MAX_RCPUS - 1)];
+}
+
+#define MAX_SCAN_CPUS	MAX_RCPUS
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -212,15 +211,10 @@ static __always_inline void count(u32 id)
 		__sync_fetch_and_add(c, 1);
 }
 
-static __always_inline void hist_add(u32 id, u64 ns)
+static __always_inline void hist_put(struct hist *h, u64 *max, u64 ns)
 {
-	struct hist *h = bpf_map_lookup_elem(&hists, &id);
-	u64 *max = bpf_map_lookup_elem(&maxes, &id);
-	u64 slot;
+	u64 slot = log2l(ns);
 
-	if (!h || !max)
-		return;
-	slot = log2l(ns);
 	if (slot >= MAX_SLOTS)
 		slot = MAX_SLOTS - 1;
 	__sync_fetch_and_add(&h->slots[slot], 1);
@@ -228,6 +222,15 @@ static __always_inline void hist_add(u32 id, u64 ns)
 	__sync_fetch_and_add(&h->sum, ns);
 	if (ns > *max)	/* racy by design: a lost max costs one sample */
 		*max = ns;
+}
+
+static __always_inline void hist_add(u32 id, u64 ns)
+{
+	struct hist *h = bpf_map_lookup_elem(&hists, &id);
+	u64 *max = bpf_map_lookup_elem(&maxes, &id);
+
+	if (h && max)
+		hist_put(h, max, ns);
 }
 
 static __always_inline bool over_thresh(u32 which, u64 ns)
@@ -312,15 +315,12 @@ static __always_inline void emit_hold(struct holder *h, u32 sub, u64 lock,
 static __always_inline bool slot_scan_take(u64 task, u64 lock, u64 *start,
 					   s32 *stackid)
 {
-	u32 zero = 0;
-
 	for (u32 cpu = 0; cpu < MAX_SCAN_CPUS; cpu++) {
-		struct rslot *r;
+		struct rslot *r = &rcpus[cpu].slot;
 
 		if (cpu >= nr_cpus)
 			break;
-		r = bpf_map_lookup_percpu_elem(&rslots, &zero, cpu);
-		if (!r || r->lock != lock || r->task != task)
+		if (r->lock != lock || r->task != task)
 			continue;
 		*start = r->ts;
 		*stackid = r->stackid;
@@ -602,23 +602,20 @@ int BPF_KPROBE(kp_downgrade_write_entry, struct rw_semaphore *sem)
  * the lock that started its hold on some CPU and has not ended it. */
 static __always_inline void find_reader(struct wait *w, u64 l)
 {
-	u32 zero = 0;
-
 	for (u32 cpu = 0; cpu < MAX_SCAN_CPUS; cpu++) {
-		struct rslot *r;
+		struct rslot *r = &rcpus[cpu].slot;
 		struct task_struct *t;
 
 		if (cpu >= nr_cpus)
 			break;
-		r = bpf_map_lookup_percpu_elem(&rslots, &zero, cpu);
-		if (!r || r->lock != l)
+		if (r->lock != l)
 			continue;
 		t = (struct task_struct *)r->task;
 		w->has_holder = 1;
 		w->holder.start_ns = r->ts;
 		w->holder.phase_ns = r->ts;
-		w->holder.pid = r->id >> 32;
-		w->holder.tid = (u32)r->id;
+		w->holder.pid = BPF_CORE_READ(t, tgid);
+		w->holder.tid = BPF_CORE_READ(t, pid);
 		w->holder.sysnr = SYS_FAULT;
 		w->holder.stackid = r->stackid;
 		w->holder.phase = PHASE_READ;
@@ -881,9 +878,8 @@ static __always_inline void read_acquire_end(u64 lock, u64 now)
 static __always_inline void read_start(void *ctx, u64 lock, bool any_mm)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
+	struct rcpu *c;
 	struct rtask *t;
-	struct rslot *r;
-	u32 zero = 0;
 	u64 now;
 
 	if (!any_mm && !own_mmap_lock(task, lock))
@@ -891,13 +887,12 @@ static __always_inline void read_start(void *ctx, u64 lock, bool any_mm)
 	if (!task_selected())
 		return;
 	now = bpf_ktime_get_ns();
-	r = bpf_map_lookup_elem(&rslots, &zero);
-	if (r && !r->lock) {
-		r->lock = lock;
-		r->ts = now;
-		r->task = (u64)task;
-		r->id = bpf_get_current_pid_tgid();
-		r->stackid = want_stacks ? stack_id(ctx) : -1;
+	c = rcpu_here();
+	if (c && !c->slot.lock) {
+		c->slot.lock = lock;
+		c->slot.ts = now;
+		c->slot.task = (u64)task;
+		c->slot.stackid = want_stacks ? stack_id(ctx) : -1;
 		return;
 	}
 	/* the slot is busy: its hold's task sleeps or was preempted */
@@ -915,20 +910,18 @@ static __always_inline void read_start(void *ctx, u64 lock, bool any_mm)
 static __always_inline void read_released(void *ctx, u64 lock, bool any_mm)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
-	struct holder me = {};
 	struct rtask *t;
-	struct rslot *r;
-	u32 zero = 0;
+	struct rcpu *c;
 	u64 now, d, start;
 	s32 stackid;
 
 	if (!any_mm && !own_mmap_lock(task, lock))
 		return;
-	r = bpf_map_lookup_elem(&rslots, &zero);
-	if (r && r->lock == lock && r->task == (u64)task) {
-		start = r->ts;
-		stackid = r->stackid;
-		r->lock = 0;
+	c = rcpu_here();
+	if (c && c->slot.lock == lock && c->slot.task == (u64)task) {
+		start = c->slot.ts;
+		stackid = c->slot.stackid;
+		c->slot.lock = 0;
 		goto hold;
 	}
 	/* slow path: a downgraded read phase, a spilled or migrated hold */
@@ -950,8 +943,13 @@ static __always_inline void read_released(void *ctx, u64 lock, bool any_mm)
 hold:
 	now = bpf_ktime_get_ns();
 	d = now - start;
-	hist_add(H_READ_HOLD, d);
+	if (c)		/* this CPU's read_hold histogram: no lookup */
+		hist_put(&c->hold, &c->max, d);
+	else
+		hist_add(H_READ_HOLD, d);
 	if (over_thresh(0, d)) {
+		struct holder me = {};
+
 		fill_holder(&me, ctx, start, PHASE_READ);
 		me.stackid = stackid;
 		emit_hold(&me, HOLD_READ, lock, d, 0, d);

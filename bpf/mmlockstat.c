@@ -396,8 +396,9 @@ static int ncpus = 1;
 static bool read_tp;
 
 /* hists and maxes are per-CPU arrays: sum the counters, take the largest
- * max. Reading one CPU's counters is not atomic with its updates; the
- * next interval picks up anything missed, so counts are never lost. */
+ * max; --full's read holds add each CPU's struct rcpu (global data, read
+ * in place). Reading one CPU's counters is not atomic with its updates;
+ * the next interval picks up anything missed, so counts are never lost. */
 static void read_snap(struct snap *s, bool reset_max)
 {
 	static struct hist *ph;
@@ -433,6 +434,19 @@ static void read_snap(struct snap *s, bool reset_max)
 			bpf_map__update_elem(obj->maps.maxes, &i, sizeof(i),
 					     pm, n * sizeof(*pm), BPF_ANY);
 		}
+	}
+	for (int c = 0; c < n && c < MAX_RCPUS; c++) {
+		struct rcpu *r = &obj->bss->rcpus[c];
+		struct hist *h = &s->h[H_READ_HOLD];
+
+		for (int j = 0; j < MAX_SLOTS; j++)
+			h->slots[j] += r->hold.slots[j];
+		h->count += r->hold.count;
+		h->sum += r->hold.sum;
+		if (r->max > s->max[H_READ_HOLD])
+			s->max[H_READ_HOLD] = r->max;
+		if (reset_max)
+			r->max = 0;
 	}
 	for (__u32 i = 0; i < NR_COUNTERS; i++)
 		bpf_map__lookup_elem(obj->maps.counters, &i, sizeof(i), &s->c[i],

@@ -39,6 +39,25 @@ struct hist {
 	unsigned long long sum;
 };
 
+/* --full: the read side's per-CPU state, a global array indexed by CPU
+ * (global data needs no map lookup: one helper call finds it). CPUs from
+ * MAX_RCPUS on use task storage and the `hists` map instead. */
+#define MAX_RCPUS	256
+
+struct rslot {			/* one read hold started on this CPU */
+	unsigned long long lock;	/* 0: free */
+	unsigned long long ts;
+	unsigned long long task;	/* struct task_struct * of the reader */
+	int stackid;
+	unsigned int pad;
+};
+
+struct rcpu {
+	struct rslot slot;
+	struct hist hold;		/* this CPU's share of H_READ_HOLD */
+	unsigned long long max;		/* reset by user space per interval */
+} __attribute__((aligned(64)));	/* a CPU's own cache lines */
+
 enum counter_id {
 	C_DROP_RINGBUF = 0,	/* event lost: ring buffer full */
 	C_DROP_MAP,		/* hold or wait not tracked: map full */
