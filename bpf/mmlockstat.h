@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * mmlockstat: the contract between mmlockstat.bpf.c and mmlockstat.c.
- * Histograms live in the `hists` array map (one struct hist per enum hist_id,
- * cumulative since load); the longest holds and waits come up the ring buffer
- * as struct event, only when longer than the threshold user space keeps in
- * the `thresh` map (so only top-N candidates cross).
+ * Histograms live in the `hists` array map (one struct hist per enum
+ * hist_id, cumulative since load; --full's read holds mostly in the global
+ * `rcpus` array, struct rcpu below); the longest holds and waits come up
+ * the ring buffer as struct event, only when longer than the threshold
+ * user space keeps in the `thresh` map (so only top-N candidates cross).
  */
 #ifndef __MMLOCKSTAT_H
 #define __MMLOCKSTAT_H
