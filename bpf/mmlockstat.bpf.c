@@ -189,8 +189,6 @@ static __always_inline struct rcpu *rcpu_here(void)
 	return &rcpus[cpu & (MAX_RCPUS - 1)];
 }
 
-#define MAX_SCAN_CPUS	MAX_RCPUS
-
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, 256 * 1024);
@@ -310,24 +308,34 @@ static __always_inline void emit_hold(struct holder *h, u32 sub, u64 lock,
 
 /* ---- write side ---------------------------------------------------- */
 
-/* --full: take the read hold of (@task, @lock) out of any CPU's slot (a
- * task that migrated while holding the lock). Slow path. */
-static __always_inline bool slot_scan_take(u64 task, u64 lock, u64 *start,
-					   s32 *stackid)
+/* --full: the first CPU slot holding a read hold of @lock (by @task, or by
+ * any task when @task is 0). Slow path: scans the CPUs. */
+static __always_inline struct rslot *slot_scan(u64 lock, u64 task)
 {
-	for (u32 cpu = 0; cpu < MAX_SCAN_CPUS; cpu++) {
+	for (u32 cpu = 0; cpu < MAX_RCPUS; cpu++) {
 		struct rslot *r = &rcpus[cpu].slot;
 
 		if (cpu >= nr_cpus)
 			break;
-		if (r->lock != lock || r->task != task)
-			continue;
-		*start = r->ts;
-		*stackid = r->stackid;
-		r->lock = 0;
-		return true;
+		if (r->lock == lock && (!task || r->task == task))
+			return r;
 	}
-	return false;
+	return NULL;
+}
+
+/* --full: take the read hold of (@task, @lock) out of any CPU's slot (a
+ * task that migrated while holding the lock). */
+static __always_inline bool slot_scan_take(u64 task, u64 lock, u64 *start,
+					   s32 *stackid)
+{
+	struct rslot *r = slot_scan(lock, task);
+
+	if (!r)
+		return false;
+	*start = r->ts;
+	*stackid = r->stackid;
+	r->lock = 0;
+	return true;
 }
 
 /* --full: the current task downgraded its write hold of @lock. Its read
@@ -602,28 +610,23 @@ int BPF_KPROBE(kp_downgrade_write_entry, struct rw_semaphore *sem)
  * the lock that started its hold on some CPU and has not ended it. */
 static __always_inline void find_reader(struct wait *w, u64 l)
 {
-	for (u32 cpu = 0; cpu < MAX_SCAN_CPUS; cpu++) {
-		struct rslot *r = &rcpus[cpu].slot;
-		struct task_struct *t;
+	struct rslot *r = slot_scan(l, 0);
+	struct task_struct *t;
 
-		if (cpu >= nr_cpus)
-			break;
-		if (r->lock != l)
-			continue;
-		t = (struct task_struct *)r->task;
-		w->has_holder = 1;
-		w->holder.start_ns = r->ts;
-		w->holder.phase_ns = r->ts;
-		w->holder.pid = BPF_CORE_READ(t, tgid);
-		w->holder.tid = BPF_CORE_READ(t, pid);
-		w->holder.sysnr = SYS_FAULT;
-		w->holder.stackid = r->stackid;
-		w->holder.phase = PHASE_READ;
-		w->holder.selected = 1;
-		bpf_probe_read_kernel_str(w->holder.comm, sizeof(w->holder.comm),
-					  &t->comm);
+	if (!r)
 		return;
-	}
+	t = (struct task_struct *)r->task;
+	w->has_holder = 1;
+	w->holder.start_ns = r->ts;
+	w->holder.phase_ns = r->ts;
+	w->holder.pid = BPF_CORE_READ(t, tgid);
+	w->holder.tid = BPF_CORE_READ(t, pid);
+	w->holder.sysnr = SYS_FAULT;
+	w->holder.stackid = r->stackid;
+	w->holder.phase = PHASE_READ;
+	w->holder.selected = 1;
+	bpf_probe_read_kernel_str(w->holder.comm, sizeof(w->holder.comm),
+				  &t->comm);
 }
 
 SEC("tp_btf/contention_begin")

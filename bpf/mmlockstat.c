@@ -77,7 +77,7 @@ const char argp_program_doc[] =
 "--full adds every read hold: the raw mmap_lock tracepoints when they carry\n"
 "a memcg id (patch 0002), else the read-side rwsem functions (down_read*,\n"
 "up_read) filtered to the task's own mmap_lock; starts in per-CPU slots,\n"
-"per-CPU histograms: ~9 % per page fault (docs/BENCH.md). With --kprobes\n"
+"per-CPU histograms: +7-8 % per page fault (docs/BENCH.md). With --kprobes\n"
 "it uses the mmap_lock tracepoints through perf (on stock 6.1 they format\n"
 "a memcg path per event: +75-87 %).\n"
 "\n"
@@ -395,6 +395,15 @@ static int ncpus = 1;
  * layout) rather than from trampolines on the rwsem read functions. */
 static bool read_tp;
 
+/* @dst += @src, bucket by bucket (the max is kept apart). */
+static void hist_acc(struct hist *dst, const struct hist *src)
+{
+	for (int j = 0; j < MAX_SLOTS; j++)
+		dst->slots[j] += src->slots[j];
+	dst->count += src->count;
+	dst->sum += src->sum;
+}
+
 /* hists and maxes are per-CPU arrays: sum the counters, take the largest
  * max; --full's read holds add each CPU's struct rcpu (global data, read
  * in place). Reading one CPU's counters is not atomic with its updates;
@@ -422,10 +431,7 @@ static void read_snap(struct snap *s, bool reset_max)
 		bpf_map__lookup_elem(obj->maps.maxes, &i, sizeof(i), pm,
 				     n * sizeof(*pm), 0);
 		for (int c = 0; c < n; c++) {
-			for (int j = 0; j < MAX_SLOTS; j++)
-				s->h[i].slots[j] += ph[c].slots[j];
-			s->h[i].count += ph[c].count;
-			s->h[i].sum += ph[c].sum;
+			hist_acc(&s->h[i], &ph[c]);
 			if (pm[c] > s->max[i])
 				s->max[i] = pm[c];
 		}
@@ -437,12 +443,8 @@ static void read_snap(struct snap *s, bool reset_max)
 	}
 	for (int c = 0; c < n && c < MAX_RCPUS; c++) {
 		struct rcpu *r = &obj->bss->rcpus[c];
-		struct hist *h = &s->h[H_READ_HOLD];
 
-		for (int j = 0; j < MAX_SLOTS; j++)
-			h->slots[j] += r->hold.slots[j];
-		h->count += r->hold.count;
-		h->sum += r->hold.sum;
+		hist_acc(&s->h[H_READ_HOLD], &r->hold);
 		if (r->max > s->max[H_READ_HOLD])
 			s->max[H_READ_HOLD] = r->max;
 		if (reset_max)
@@ -732,12 +734,8 @@ static void mode_poll(void)
 	delta(&d, &cur, &mode_prev);
 	mode_prev = cur;
 	m = &by_mode[mode];
-	for (int i = 0; i < NR_HISTS; i++) {
-		for (int j = 0; j < MAX_SLOTS; j++)
-			m->h[i].slots[j] += d.h[i].slots[j];
-		m->h[i].count += d.h[i].count;
-		m->h[i].sum += d.h[i].sum;
-	}
+	for (int i = 0; i < NR_HISTS; i++)
+		hist_acc(&m->h[i], &d.h[i]);
 	mode_seen[mode] = true;
 	mode_polled = mono_ns();
 }
