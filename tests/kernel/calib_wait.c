@@ -16,12 +16,14 @@
  * with CLOCK_MONOTONIC:
  *   reader (default): open/read/close /proc/self/cmdline (mmap_read_lock)
  *   writer (-w):      mprotect() of a page back and forth (mmap_write_lock)
- * The hold interval is placed on the same clock from the end of the write()
- * and the module's own measurement in .../last.  Output, one key=value per
- * line:
+ * The phases are placed on the same clock with the instants the module
+ * reports in .../last (ktime_get_ns() is CLOCK_MONOTONIC).  Output, one
+ * key=value per line:
  *   rc errno           result of the hold write()
  *   hold_wall_ns       duration of the hold write() seen by userspace
  *   last_write_ns last_read_ns   what the module measured
+ *   acquire_ns         from the start of the write() to the lock granted
+ *   return_ns          from the lock released to the write() returned
  *   ops                contender operations during the hold write()
  *   max_wait_ns        longest contender operation overlapping the hold
  *   write_phase_max_ns longest operation overlapping the write phase
@@ -90,13 +92,23 @@ static int write_request(const char *req)
 	return n < 0 ? -1 : 0;
 }
 
-static void read_last(unsigned long long *w, unsigned long long *r)
+/* What test_mmap_lock measured for the last hold (see lib/test_mmap_lock.c). */
+struct last {
+	unsigned long long write_ns, read_ns;
+	unsigned long long locked, downgraded, unlocked;
+};
+
+static void read_last(struct last *l)
 {
 	FILE *f = fopen(LAST_PATH, "r");
 
-	*w = *r = 0;
-	if (!f || fscanf(f, "write_ns=%llu read_ns=%llu", w, r) != 2) {
-		fprintf(stderr, "calib_wait: cannot parse %s\n", LAST_PATH);
+	if (!f || fscanf(f, "write_ns=%llu read_ns=%llu locked_at_ns=%llu "
+			 "downgraded_at_ns=%llu unlocked_at_ns=%llu",
+			 &l->write_ns, &l->read_ns, &l->locked, &l->downgraded,
+			 &l->unlocked) != 5) {
+		fprintf(stderr, "calib_wait: cannot parse %s (a module without "
+			"the *_at_ns instants? rebuild with 'make kernel')\n",
+			LAST_PATH);
 		exit(2);
 	}
 	fclose(f);
@@ -139,7 +151,7 @@ static void contend_once(void)
 
 static int run_hold(void)
 {
-	unsigned long long lw, lr;
+	struct last l;
 	uint64_t ws, we, rs, re, max_wait = 0, wmax = 0;
 	size_t i, wops = 0, rops = 0;
 	pthread_t t;
@@ -177,33 +189,36 @@ static int run_hold(void)
 	printf("hold_wall_ns=%llu\n", (unsigned long long)(hold_end - hold_start));
 	if (hold_rc)
 		return 1;
-	read_last(&lw, &lr);
-	printf("last_write_ns=%llu\nlast_read_ns=%llu\n", lw, lr);
+	read_last(&l);
+	printf("last_write_ns=%llu\nlast_read_ns=%llu\n", l.write_ns, l.read_ns);
+	if (l.locked < hold_start || l.unlocked > hold_end) {
+		fprintf(stderr, "calib_wait: the module's hold [%llu, %llu] is "
+			"not inside the write() [%llu, %llu]: not the same clock?\n",
+			l.locked, l.unlocked, (unsigned long long)hold_start,
+			(unsigned long long)hold_end);
+		return 2;
+	}
+	printf("acquire_ns=%llu\nreturn_ns=%llu\n",
+	       l.locked - hold_start, hold_end - l.unlocked);
 
 	/*
-	 * The hold ended just before the write() returned; place the phases
-	 * backwards from there with the module's own figures.
+	 * The phases as the module saw them, on this clock.  A write hold
+	 * has an empty read phase and a read hold an empty write phase.
 	 */
-	re = hold_end;
-	rs = re - lr;
-	we = rs;
-	ws = we - lw;
+	ws = l.locked;
+	re = l.unlocked;
+	we = rs = l.downgraded ? l.downgraded : l.write_ns ? re : ws;
 	for (i = 0; i < nops; i++) {
 		uint64_t d = ops[i].end - ops[i].start;
 
 		if (ops[i].end > ws && ops[i].start < re && d > max_wait)
 			max_wait = d;
-		/*
-		 * hold_end is later than the real release by the holder's
-		 * wakeup latency, so the phases placed from it can sit a
-		 * little late: count overlap, not start time.
-		 */
-		if (lw && ops[i].end > ws && ops[i].start < we && d > wmax)
+		if (we > ws && ops[i].end > ws && ops[i].start < we && d > wmax)
 			wmax = d;
-		if (lw && ops[i].start >= ws + MARGIN_NS &&
+		if (we > ws && ops[i].start >= ws + MARGIN_NS &&
 		    ops[i].end + MARGIN_NS <= we)
 			wops++;
-		if (lr && ops[i].start >= rs + MARGIN_NS &&
+		if (re > rs && ops[i].start >= rs + MARGIN_NS &&
 		    ops[i].end + MARGIN_NS <= re)
 			rops++;
 	}

@@ -189,7 +189,7 @@ int main(int argc, char **argv)
 		}
 		r->wall_ns = now_ns() - t0;
 		if (!r->munmap) {
-			char b[96];
+			char b[160];
 			ssize_t n = pread(last_fd, b, sizeof(b) - 1, 0);
 
 			if (n > 0) {
