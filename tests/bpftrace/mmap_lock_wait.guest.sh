@@ -36,12 +36,15 @@ if run_mode downgrade; then
 	wmax=$(waitmaxus "$out" write) nw=$(waitcount "$out" write) nr=$(waitcount "$out" read)
 	echo "# downgrade: munmap ${uus}us; write waits $nw (max ${wmax}us), read waits $nr" >&2
 	# Upper bound: the wait lies inside the munmap() (+1 ms clock reads).
-	# Lower bound 1/8: the writer queues at its first mprotect() after the
-	# munmap started and waits out the rest of the read phase (seen 29% of
-	# a 315 ms munmap on a loaded host, 94% on a quiet one); a tracer that
-	# missed the slow path or timed only the spinning is near 0.
+	# Lower bound 1/8 or 10 ms: the writer queues at its first mprotect()
+	# after the munmap started and waits out the rest of the read phase
+	# (seen 29% of a 315 ms munmap on a loaded host, 94% on a quiet one);
+	# the workload's own figure also holds any wait for a CPU after the
+	# syscall (up to 100 ms when single-threaded TCG leaves a vCPU
+	# waiting), hence "or 10 ms". A tracer that missed the slow path or
+	# timed only the spinning is near 0.
 	fcheck "mmap_lock_wait downgrade: the writer waited behind the read phase (max ${wmax} us, munmap ${uus} us)" \
-		"$wmax >= ${uus:-0} / 8 && $wmax <= ${uus:-0} + 1000"
+		"($wmax >= ${uus:-0} / 8 || $wmax >= 10000) && $wmax <= ${uus:-0} + 1000"
 	check "mmap_lock_wait downgrade: reader waits seen (got ${nr:-none})" [ "${nr:-0}" -ge 1 ]
 	check "mmap_lock_wait downgrade: @write_wait_us and @read_wait_us printed" \
 		bash -c "[ $(hist_count "$out" write_wait_us) -ge 1 ] && [ $(hist_count "$out" read_wait_us) -ge 1 ]"
@@ -62,8 +65,9 @@ if have_modes; then
 		wl=$(grep '^bt_munmap pid=' "$d/workload-exclusive.out")
 		uus=$(kv " $wl" munmap_us)
 		rmax=$(waitmaxus "$out" read)
+		# 1/4 or 20 ms: as for downgrade above.
 		fcheck "mmap_lock_wait exclusive: the reader waited for most of the munmap (max ${rmax} us, munmap ${uus} us)" \
-			"$rmax >= ${uus:-0} / 4 && $rmax <= ${uus:-0} + 1000"
+			"($rmax >= ${uus:-0} / 4 || $rmax >= 20000) && $rmax <= ${uus:-0} + 1000"
 	fi
 else
 	skip "mmap_lock_wait exclusive: reader waits for the whole munmap" "no vm.munmap_lock_mode in this kernel"

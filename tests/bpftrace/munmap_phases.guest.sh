@@ -79,10 +79,14 @@ for i in "${!modes[@]}"; do
 	waiters=$(kv "$close" waiters)
 	echo "# $m: total=$total unmap_region=$unmap/x$ucalls write=$write/$holds read=$read mode=$mode waiters=$waiters userspace=${uus}us" >&2
 	fcheck "munmap_phases $m: total ($total us) >= unmap_region ($unmap us)" "$total >= $unmap"
-	# Inside the munmap() the workload timed (+1 ms for its clock reads);
-	# a tracer that lost most of the call falls below half.
+	# Inside the munmap() the workload timed (+1 ms for its clock reads).
+	# No lower bound: the workload's own figure also holds the time its
+	# thread waited for a CPU after the syscall (CI: 62.5 ms traced of
+	# 82.8 ms timed while the test's polling ran; single-threaded TCG can
+	# leave a vCPU waiting up to 100 ms); total >= unmap_region above is
+	# the check that the tracer saw the call's work.
 	fcheck "munmap_phases $m: total ($total us) within the munmap() the workload timed ($uus us)" \
-		"$total <= $uus + 1000 && $total >= $uus / 2"
+		"$total <= $uus + 1000"
 	case $m in
 	downgrade)
 		check "munmap_phases downgrade: mode=downgrade (got $mode)" [ "$mode" = downgrade ]

@@ -27,12 +27,14 @@
 #   write() around them: that write() waited ~5 ms for the lock or for
 #   the vCPU in a CI run, which once counted 94 reads of the read phase
 #   as completed in the write phase.
-# - Upper bounds are the only checks that host scheduling can break (a
-#   vCPU descheduled for longer than SLACK_MS).  A case whose upper bound
-#   fails is run again, up to ATTEMPTS times, and every attempt is logged;
-#   a module that holds too long fails every attempt.  Lower bounds and the
-#   "no read completed in the write phase" count are checked on every
-#   attempt, never retried away.
+# - Upper bounds, and the count of reads completed inside a read phase, are
+#   the checks host scheduling can break (a vCPU descheduled for longer
+#   than SLACK_MS; single-threaded TCG may leave a vCPU waiting up to its
+#   100 ms kick, longer than a whole 10 ms read hold).  A case that misses
+#   one is run again, up to ATTEMPTS times, and every attempt is logged; a
+#   module that holds too long or keeps readers out fails every attempt.
+#   The lower bounds on waits and the "no read completed in the write
+#   phase" count (summed over all attempts) are never retried away.
 # shellcheck disable=SC2154 # kv_* are set by run()
 # shellcheck disable=SC2016 # run_case evaluates its bounds per attempt
 # shellcheck source=../lib.sh
@@ -62,12 +64,12 @@ run() {
 # le A B: A <= B for integers, false when either is missing.
 le() { [ "${1:-x}" -le "${2:-x}" ] 2>/dev/null; }
 
-# run_case NAME UPPER ARGS...: run calib_wait until the shell expression
-# UPPER (the case's scheduling-sensitive upper bounds, on $kv_*) holds, at
-# most ATTEMPTS times.  The rest of the checks look at the last attempt.
+# run_case NAME OK ARGS...: run calib_wait until the shell expression OK
+# (the case's scheduling-sensitive bounds, on $kv_*) holds, at most
+# ATTEMPTS times.  The rest of the checks look at the last attempt.
 # $wops_all sums write_phase_ops over all attempts.
 run_case() {
-	local name=$1 upper=$2 i
+	local name=$1 bounds=$2 i
 	shift 2
 	wops_all=0
 	for ((i = 1; i <= ATTEMPTS; i++)); do
@@ -75,8 +77,8 @@ run_case() {
 		cp "$out/$name.txt" "$out/$name.$i.txt"
 		wops_all=$((wops_all + ${kv_write_phase_ops:-0}))
 		[ "${kv_rc:-}" = 0 ] || return 0
-		eval "$upper" && return 0
-		[ "$i" -lt "$ATTEMPTS" ] && echo "# $name: attempt $i of $ATTEMPTS over an upper bound, again" >&2
+		eval "$bounds" && return 0
+		[ "$i" -lt "$ATTEMPTS" ] && echo "# $name: attempt $i of $ATTEMPTS missed a scheduling-sensitive bound, again" >&2
 	done
 	return 0
 }
@@ -130,7 +132,7 @@ check_range "write 10000: mprotect writer waited (ns)" "$kv_max_wait_ns" \
 	"$(ms 8)" $((kv_last_write_ns + $(ms SLACK_MS)))
 
 # --- read hold vs. reader and writer -----------------------------------------
-run_case read_reader 'hold_ok "$kv_last_read_ns" 10' "read 10000"
+run_case read_reader 'hold_ok "$kv_last_read_ns" 10 && le 10 "$kv_read_phase_ops"' "read 10000"
 check "read 10000: hold succeeded" test "$kv_rc" = 0
 check_range "read 10000: module hold read_ns" "$kv_last_read_ns" "$(ms 10)" "$(ms $((10 + SLACK_MS)))"
 check "read 10000: write_ns is 0" test "$kv_last_write_ns" = 0
@@ -144,7 +146,7 @@ check_range "read 10000: mprotect writer waited (ns)" "$kv_max_wait_ns" \
 
 # --- downgrade: readers blocked only for the write phase ---------------------
 run_case downgrade_reader 'hold_ok "$kv_last_write_ns" 10 && hold_ok "$kv_last_read_ns" 40 &&
-	le "$kv_write_phase_max_ns" $((kv_last_write_ns + $(ms SLACK_MS)))' \
+	le "$kv_write_phase_max_ns" $((kv_last_write_ns + $(ms SLACK_MS))) && le 10 "$kv_read_phase_ops"' \
 	"downgrade 10000 40000"
 check "downgrade 10000 40000: hold succeeded" test "$kv_rc" = 0
 check_range "downgrade: module write phase (ns)" "$kv_last_write_ns" "$(ms 10)" "$(ms $((10 + SLACK_MS)))"

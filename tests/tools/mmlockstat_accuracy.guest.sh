@@ -44,6 +44,7 @@ LOWER_US=${MMLS_LOWER_US:-50}
 # average under MTTCG on the loaded 2-core host. FULL_TOL_US (1 ms) bounds
 # the read side's extra work in every probe set.
 FULL_TOL_US=${MMLS_FULL_TOL_US:-1000}
+WAIT_TOL_MS=${MMLS_WAIT_TOL_MS:-4}
 out=$(test_out mmlockstat_accuracy)
 
 [ -x "$TOOL" ] || { fail "bpf/mmlockstat is built (make tools)"; finish; }
@@ -166,7 +167,11 @@ case_write_kp() {
 # The reader thread pread()s /proc/self/cmdline 2 ms into each 20 ms write
 # hold and times it. The tool's wait (contention_begin..end) lies inside
 # the reader's pread, so tool <= self-measured, and the difference is the
-# pread's own work around the lock: allowed 1 ms + 5 %.
+# pread's own work around the lock plus whatever stalls the vCPU before the
+# rwsem slow path or after the wakeup: allowed WAIT_TOL_MS (4 ms) + 10 %.
+# 2.85 ms was seen once on a quiet host (single-threaded TCG runs one vCPU
+# at a time and may leave the other waiting up to its 100 ms kick); a tool that does not see the wait, or
+# times it from the hold's start, is off by ~18 ms or more.
 case_wait() {
 	local selfmax n tmax hold_pid blame
 	run wait "-s" -r 2000 write:20000 write:20000 write:20000
@@ -175,13 +180,13 @@ case_wait() {
 	check_range "wait: 3 readers blocked, read_wait count" "$n" 3 3
 	tmax=$($CHECK get "$out/wait.json" 'o["histograms"]["read_wait"]["max"]')
 	check_range "wait: read_wait max vs reader's own max ${selfmax} ns" "$tmax" \
-		"$((selfmax - 1000000 - selfmax / 20))" "$selfmax"
+		"$((selfmax - WAIT_TOL_MS * 1000000 - selfmax / 10))" "$selfmax"
 	# per wait: the top_waits list holds each of the 3 waits
 	read -r -a tw <<<"$($CHECK get "$out/wait.json" '" ".join(str(w["wait_ns"]) for w in sorted(o["top_waits"], key=lambda w: w["wait_ns"]) if w["type"] == "read")')"
 	read -r -a rw <<<"$(sed -n 's/.* reader_ns=\([0-9]*\).*/\1/p' "$out/wait.hold" | sort -n | tr '\n' ' ')"
 	for i in 0 1 2; do
 		check_range "wait $i: tool ${tw[$i]:-none} ns vs reader's own ${rw[$i]} ns" \
-			"${tw[$i]:-0}" "$((rw[i] - 1000000 - rw[i] / 20))" "${rw[$i]}"
+			"${tw[$i]:-0}" "$((rw[i] - WAIT_TOL_MS * 1000000 - rw[i] / 10))" "${rw[$i]}"
 	done
 	check_range "wait: reader blocked most of the remaining 18 ms" "$tmax" 12000000 200000000
 	hold_pid=$(sed -n 's/^ready \([0-9]*\)/\1/p' "$out/wait.hold")

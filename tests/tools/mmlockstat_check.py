@@ -159,6 +159,9 @@ def cmd_hist(path, name, truth, tol_us, tol_pct, lower_us, contains):
     low = int(lower_us * 1000)
     what = "%s: %d samples (truth %s us)" % (name, len(truth),
                                             ",".join(str(v // 1000) for v in truth))
+    if not truth:
+        report(False, what, "no truth: the module reported no hold (mmls_hold failed?)")
+        return
     if contains:
         report(h["count"] >= len(truth), what + ": count >= truth",
                "tool counted %d" % h["count"])
@@ -225,4 +228,10 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv))
+    try:
+        sys.exit(main(sys.argv))
+    except (OSError, LookupError, ValueError, TypeError) as e:
+        # a missing file or key is a failed check, never a silent pass
+        print("not ok - mmlockstat_check.py %s: %s: %s"
+              % (" ".join(sys.argv[1:3]), type(e).__name__, e))
+        sys.exit(3)

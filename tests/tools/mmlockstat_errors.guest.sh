@@ -53,7 +53,7 @@ check "-h documents --full and --prometheus" \
 # SIGTERM prints the final summary (one JSON object), exit 0
 "$TOOL" -j >"$out/term.json" 2>"$out/term.err" &
 pid=$!
-wait_for "$out/term.err" '^Tracing' 60
+wait_for "$out/term.err" '^Tracing' 240 "$pid"
 ls / >/dev/null
 kill -TERM "$pid"
 wait "$pid"
@@ -70,11 +70,14 @@ check "-i 1 -d 3: exit 0 (got $rc)" test "$rc" = 0
 check_range "-i 1 -d 3: one object per interval" "$n" 3 4
 $CHECK schema "$out/interval.json"
 
-# --full: every read hold, tracepoints read by field name
-"$TOOL" --full -j -d 4 >"$out/full.json" 2>"$out/full.err" &
+# --full: every read hold, tracepoints read by field name.  The tool runs
+# until the workload is done (SIGINT then), not for a fixed -d: a stalled
+# vCPU must not end the window before the workload ran.
+"$TOOL" --full -j >"$out/full.json" 2>"$out/full.err" &
 pid=$!
-wait_for "$out/full.err" '^Tracing' 60
+wait_for "$out/full.err" '^Tracing' 240 "$pid" || fail "--full: mmlockstat started: $(tail -n 1 "$out/full.err")"
 "$TESTBIN/mmls_hold" munmap:8 >/dev/null
+kill -INT "$pid"
 wait "$pid"
 check "--full: read holds seen (page faults)" \
 	test "$($CHECK get "$out/full.json" 'o["histograms"]["read_hold"]["count"] > 0')" = True
@@ -83,10 +86,11 @@ check "--full: tracepoint flavour detected: $($CHECK get "$out/full.json" 'o.get
 $CHECK schema "$out/full.json"
 
 # -c COMM: only that command's holds
-"$TOOL" -c mmls_hold -j -d 4 >"$out/comm.json" 2>"$out/comm.err" &
+"$TOOL" -c mmls_hold -j >"$out/comm.json" 2>"$out/comm.err" &
 pid=$!
-wait_for "$out/comm.err" '^Tracing' 60
+wait_for "$out/comm.err" '^Tracing' 240 "$pid" || fail "-c: mmlockstat started: $(tail -n 1 "$out/comm.err")"
 "$TESTBIN/mmls_hold" munmap:8 >/dev/null
+kill -INT "$pid"
 wait "$pid"
 check "-c mmls_hold: its munmap seen as a downgraded hold" \
 	test "$($CHECK get "$out/comm.json" 'o["histograms"]["downgrade_read_phase"]["count"] >= 1')" = True
@@ -96,7 +100,7 @@ check "-c mmls_hold: every top hold is mmls_hold's" \
 # --prometheus: /metrics on 127.0.0.1 by default
 "$TOOL" --prometheus :19464 -d 60 >"$out/prom.out" 2>"$out/prom.err" &
 pid=$!
-wait_for "$out/prom.err" '^Tracing' 60
+wait_for "$out/prom.err" '^Tracing' 240 "$pid"
 "$TESTBIN/mmls_hold" munmap:8 >/dev/null
 /usr/bin/python3 - "$out" <<'PY'
 import sys, urllib.request, urllib.error
@@ -125,7 +129,7 @@ check "--prometheus: drops counter" grep -q '^mmap_lock_drops_total ' "$out/metr
 if [ -f /proc/sys/vm/munmap_lock_mode ]; then
 	"$TOOL" --prometheus :19465 -d 120 >"$out/prom2.out" 2>"$out/prom2.err" &
 	pid=$!
-	wait_for "$out/prom2.err" '^Tracing' 60
+	wait_for "$out/prom2.err" '^Tracing' 240 "$pid"
 	sleep 0.5
 	for m in exclusive section downgrade; do
 		echo "$m" >/proc/sys/vm/munmap_lock_mode

@@ -16,7 +16,8 @@ mmls_run() {
 	# shellcheck disable=SC2086
 	"$TOOL" -p "$hpid" -j $targs >"$out/$name.json" 2>"$out/$name.err" &
 	tpid=$!
-	wait_for "$out/$name.err" '^Tracing' 60 "$tpid"
+	wait_for "$out/$name.err" '^Tracing' 240 "$tpid" ||
+		echo "mmls_run: no 'Tracing' line from $TOOL within 240 s" >>"$out/$name.err"
 	echo go >&3
 	exec 3>&-
 	rm -f "$fifo"

@@ -50,6 +50,8 @@ traced_call dgf -- -s "$MIB" -f 2
 read -r total dg waiters maxw <<<"$(jfield "$d/dgf.json" munmap "$LEN" total_ns downgraded waiters max_wait_ns)"
 figures "$d/dgf.json" downgrade+faulters munmap "$LEN"
 if [ -n "${total:-}" ]; then
+	# not vacuous: the faulting threads faulted during the call
+	check_le "downgrade+faulters: the faulting threads faulted during the munmap (faults)" 1 "${MAP_FAULTS_DURING:-0}"
 	check_le "downgrade+faulters: the longest reader wait x 2 <= the call" $((maxw * 2)) "$total"
 else
 	fail "downgrade+faulters: one munmap event"
