@@ -74,6 +74,15 @@ for mode in modes:
                       % (cmd["overlap_max"] / 1e6, hold / 1e6,
                          o["munmap_ns"] / 1e6),
                       hold > 0 and cmd["overlap_max"] >= 0.5 * hold)
+        # and the kernel's side of it: a read that the vCPU round robin
+        # paused overlaps the munmap without waiting for the lock, a
+        # contention wait does not
+        rw = max((x["histograms"]["read_wait"]["max"] for x in ms
+                  if "read_wait" in x.get("histograms", {})), default=0)
+        good &= check("exclusive: mmlockstat read_wait max >= half the "
+                      "munmap's write hold (%.1f of %.1f ms)"
+                      % (rw / 1e6, hold / 1e6),
+                      hold > 0 and rw >= 0.5 * hold)
         # the hold encloses the zap
         good &= check("exclusive: mmlockstat write_hold max (%.1f ms) "
                       "encloses munmapsnoop's unmap_region (%.1f ms)"
