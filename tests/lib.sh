@@ -42,6 +42,21 @@ wait_for() {
 	return 1
 }
 
+# exit_within PID SECONDS LOG WHO: wait up to SECONDS for PID to exit; if
+# it has not, say so in LOG ("WHO did not exit within SECONDS s; killed")
+# and SIGKILL it. Bounded, so that a tool stuck in its detach fails its
+# case, not the run. The caller still `wait`s for the status.
+exit_within() {
+	local i
+	for ((i = 0; i < $2 * 10; i++)); do
+		kill -0 "$1" 2>/dev/null || return 0
+		sleep 0.1
+	done
+	kill -0 "$1" 2>/dev/null || return 0
+	echo "$4 did not exit within $2 s; killed" >>"$3"
+	kill -KILL "$1"
+}
+
 in_guest() { [ "${MMLOCK_GUEST:-0}" = 1 ]; }
 
 finish() { exit "$_failed"; }

@@ -30,10 +30,11 @@ dmesg_new() { dmesg | tail -n +$((_dmesg_lines + 1)); }
 # (scripts/vm-run reports them as notes): they and the stack dumps that come
 # with them are printed, not failed; every real splat has its own headline.
 dmesg_check() {
-	local bad stall
-	stall=$(dmesg_new | grep -E 'BUG: soft lockup|rcu_.*self-detected stall|rcu: INFO: .* detected stalls' | head -1)
+	local new bad stall
+	new=$(dmesg_new)
+	stall=$(grep -E 'BUG: soft lockup|rcu_.*self-detected stall|rcu: INFO: .* detected stalls' <<<"$new" | head -1)
 	[ -n "$stall" ] && echo "# $1: note: guest logged '$stall' (host too busy?)" >&2
-	bad=$(dmesg_new | grep -v -E 'BUG: soft lockup' |
+	bad=$(grep -v -E 'BUG: soft lockup' <<<"$new" |
 		grep -E 'BUG|WARNING|Oops|lockdep|possible recursive|circular locking|general protection|kernel BUG|list_del corruption|Call Trace' |
 		{ if [ -n "$stall" ]; then grep -v 'Call Trace'; else cat; fi; } | head -5)
 	if [ -z "$bad" ]; then

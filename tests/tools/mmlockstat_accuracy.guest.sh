@@ -170,8 +170,9 @@ case_write_kp() {
 # pread's own work around the lock plus whatever stalls the vCPU before the
 # rwsem slow path or after the wakeup: allowed WAIT_TOL_MS (4 ms) + 10 %.
 # 2.85 ms was seen once on a quiet host (single-threaded TCG runs one vCPU
-# at a time and may leave the other waiting up to its 100 ms kick); a tool that does not see the wait, or
-# times it from the hold's start, is off by ~18 ms or more.
+# at a time and may leave the other waiting up to its 100 ms kick); a tool
+# that does not see the wait, or times it from the hold's start, is off by
+# ~18 ms or more.
 case_wait() {
 	local selfmax n tmax hold_pid blame
 	run wait "-s" -r 2000 write:20000 write:20000 write:20000

@@ -23,11 +23,6 @@ mmls_run() {
 	rm -f "$fifo"
 	wait "$hpid"
 	kill -INT "$tpid" 2>/dev/null
-	# bounded: a tool stuck in detach must fail this case, not the run
-	for _ in $(seq 1200); do kill -0 "$tpid" 2>/dev/null || break; sleep 0.1; done
-	if kill -0 "$tpid" 2>/dev/null; then
-		echo "mmls_run: $TOOL did not exit within 120 s of SIGINT; killed" >>"$out/$name.err"
-		kill -KILL "$tpid"
-	fi
+	exit_within "$tpid" 120 "$out/$name.err" "mmls_run: $TOOL (SIGINT sent)"
 	wait "$tpid"
 }

@@ -39,7 +39,8 @@ set_mode() { have_modes && echo "$1" >"$SYSCTL_MODE"; }
 # -p when SNOOP_NOPID=1: then it is stopped with SIGINT afterwards), opens
 # the gate and waits for both. Leaves $d/NAME.json (tool stdout),
 # $d/NAME.err (tool stderr), $d/NAME.map (workload line); sets MAP_PID,
-# MAP_RC, SNOOP_RC, and MAP_LEN / MAP_ELAPSED / MAP_FAULT_MAX / MAP_FAULTS_DURING from the line.
+# MAP_RC, SNOOP_RC, and MAP_LEN / MAP_ELAPSED / MAP_FAULT_MAX /
+# MAP_FAULTS_DURING from the line.
 traced_call() {
 	local name=$1 sargs=() fifo spid
 	shift
@@ -75,14 +76,9 @@ traced_call() {
 		sleep 0.5
 		kill -INT "$spid" 2>/dev/null
 	fi
-	# bounded: a detach waits for RCU grace periods (over 60 s seen under
-	# TCG on a busy host); a tool stuck longer fails this case, not the run
-	local i
-	for ((i = 0; i < 3000; i++)); do kill -0 "$spid" 2>/dev/null || break; sleep 0.1; done
-	if kill -0 "$spid" 2>/dev/null; then
-		echo "munmapsnoop did not exit within 300 s; killed" >>"$d/$name.err"
-		kill -KILL "$spid"
-	fi
+	# a detach waits for RCU grace periods (over 60 s seen under TCG on a
+	# busy host)
+	exit_within "$spid" 300 "$d/$name.err" munmapsnoop
 	wait "$spid"; SNOOP_RC=$?
 	MAP_LEN=$(sed -n 's/.* len=\([0-9]*\) .*/\1/p' "$d/$name.map")
 	MAP_ELAPSED=$(sed -n 's/.* elapsed_ns=\([0-9]*\) .*/\1/p' "$d/$name.map")
