@@ -8,11 +8,19 @@ REPS ?= 3
 MODES ?= exclusive downgrade section
 KCONFIG ?=
 SCRIPT ?= munmap_phases
+# The guest kernel: lab (the patched 6.1 built here), debian-6.1 or
+# debian-6.12 (Debian's own, unpacked from its packages); scripts/vm-run
+# reads MMLOCK_KERNEL.
+KERNEL ?= lab
 export SIZE_MB REPS MODES
+export MMLOCK_KERNEL := $(KERNEL)
 
 KVARIANT := $(if $(KCONFIG),--variant $(KCONFIG))
+ifeq ($(filter lab debian-6.1 debian-6.12,$(KERNEL)),)
+$(error KERNEL=$(KERNEL): use lab, debian-6.1 or debian-6.12)
+endif
 
-.PHONY: help deps kernel tools workloads shell test report trace bench live \
+.PHONY: help deps kernel lab-kernel tools workloads shell test test-mutants report trace bench live \
 	check-patches clean distclean
 
 help:
@@ -20,8 +28,11 @@ help:
 	@echo "  make report      set up everything, run the before/after experiment, write report/"
 	@echo "                   (SIZE_MB=$(SIZE_MB) REPS=$(REPS) MODES=\"$(MODES)\" OUT=$(or $(OUT),report))"
 	@echo "  make test        set up everything and run the test suite (tests/run)"
-	@echo "  make deps        install missing Debian packages (scripts/deps)"
-	@echo "  make kernel      build the patched 6.1 kernel into the cache (KCONFIG=debug: debug variant)"
+	@echo "  make test-mutants  apply each fault in tests/mutants/ and show which check catches it"
+	@echo "  make deps        install missing Debian packages for the report (DEPS=test: for the tests too)"
+	@echo "  make kernel      build the patched 6.1 kernel into the cache (KCONFIG=debug: debug variant);"
+	@echo "                   KERNEL=debian-6.1|debian-6.12: fetch and unpack Debian's own instead"
+	@echo "                   (KERNEL= also picks the guest kernel of shell, trace, report)"
 	@echo "  make tools       build the libbpf tools in bpf/"
 	@echo "  make workloads   build the workloads in workloads/bin/"
 	@echo "  make shell       interactive root shell in the guest"
@@ -31,34 +42,50 @@ help:
 	@echo "  make check-patches  checkpatch.pl --strict on kernel-patches/"
 	@echo "  make clean       remove build outputs in the checkout (the kernel cache stays)"
 
+# Each target installs what it needs (scripts/deps GROUP); `make deps` the
+# report's set, `make deps DEPS=test` everything the test suite uses.
 deps:
-	@scripts/deps
+	@scripts/deps $(or $(DEPS),report)
 
-kernel: deps
+deps-%:
+	@scripts/deps $*
+
+# The lab kernel: the tools' vmlinux.h comes from it, whatever KERNEL is.
+lab-kernel: deps
 	@scripts/build-kernel $(KVARIANT) >/dev/null
 
-tools: kernel
+ifeq ($(KERNEL),lab)
+kernel: lab-kernel
+else
+kernel: deps-debian
+	@scripts/debian-kernel $(KERNEL:debian-%=%) >/dev/null
+endif
+
+tools: lab-kernel
 	@$(MAKE) -s -C bpf
 
 workloads: deps
 	@$(MAKE) -s -C workloads
 
-shell: tools workloads
+shell: kernel tools workloads
 	@scripts/vm-run --shell
 
-test: tools workloads
+test: deps-test tools workloads
 	@tests/run
 
-report: tools workloads
+test-mutants: deps-test tools workloads
+	@tests/mutants/run
+
+report: kernel tools workloads
 	@OUT=$(or $(OUT),report) scripts/report
 
-trace: tools workloads
+trace: deps-trace kernel tools workloads
 	@scripts/trace $(SCRIPT)
 
-bench: tools workloads
+bench: deps-bench tools workloads
 	@$(if $(OUT),OUT=$(OUT)) scripts/bench-overhead
 
-live: tools workloads
+live: deps-live tools workloads
 	@scripts/live
 
 check-patches: kernel

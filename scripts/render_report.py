@@ -486,6 +486,7 @@ def params_lines(meta, host):
     out = [
         ("kernel", "%s (%s)" % (mach.get("kernel", "?"),
                                 mach.get("kernel_version", "?"))),
+        ("kernel source", host.get("kernel_source") or "?"),
         ("series", ", ".join(mach.get("series") or []) or "(empty)"),
         ("machine", "%s CPUs, %s MiB, %s" % (mach.get("cpus"), mach.get("mem_mb"),
                                            mach.get("cpu_model", "?"))),
@@ -503,7 +504,8 @@ def params_lines(meta, host):
                                          meta.get("finished", "?"))),
     ]
     for k in sorted(host):
-        out.append(("host " + k.replace("_", " "), host[k]))
+        if k != "kernel_source":
+            out.append(("host " + k.replace("_", " "), host[k]))
     return out
 
 

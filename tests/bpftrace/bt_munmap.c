@@ -8,7 +8,10 @@
  * the `ps` of the seeds' hung-task splat). Prints one line per iteration:
  *
  *   bt_munmap pid=P iter=I len=BYTES munmap_us=U reader_reads=N reader_max_us=M
- *             writer_ops=W populate_ns_per_page=F
+ *             writer_ops=W populate_ns_per_page=F addr=0xA
+ *
+ * addr is where the mapping was: it tells how many vm.munmap_section_bytes
+ * sections the munmap of it spans.
  *
  * populate_ns_per_page (time to fault in one 4 KiB page) is what a tracer
  * attached to the read side costs: compare runs with and without it.
@@ -21,7 +24,10 @@
  *   -n N     iterations (default 1)
  *   -g FILE  before each iteration print "ready pid=P iter=I", wait until
  *            FILE exists and remove it: a tracer can be started with this
- *            PID first, and a sysctl changed between iterations
+ *            PID first, and a sysctl changed between iterations. If FILE
+ *            is a FIFO, read one byte from it instead (no polling: the
+ *            tests under icount keep the one vCPU free of timer-driven
+ *            wake-ups while they measure)
  *   -R       no reader thread
  *   -w       also a writer thread: mprotect() flips on a small mapping
  *            while munmap() runs (mmap_lock write side; it queues behind
@@ -38,6 +44,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -143,11 +150,24 @@ int main(int argc, char **argv)
 		uint64_t t0, t1, tp;
 
 		if (gofile) {
+			struct stat st;
+
 			printf("ready pid=%d iter=%lu\n", getpid(), i);
 			fflush(stdout);
-			while (access(gofile, F_OK) != 0)
-				usleep(20000);
-			unlink(gofile);
+			if (stat(gofile, &st) == 0 && S_ISFIFO(st.st_mode)) {
+				int fd = open(gofile, O_RDONLY);
+				char c;
+
+				if (fd < 0 || read(fd, &c, 1) != 1) {
+					perror("bt_munmap: read the go FIFO");
+					return 1;
+				}
+				close(fd);
+			} else {
+				while (access(gofile, F_OK) != 0)
+					usleep(20000);
+				unlink(gofile);
+			}
 		}
 		p = mmap(NULL, len, PROT_READ | PROT_WRITE,
 			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -174,10 +194,10 @@ int main(int argc, char **argv)
 		t1 = now_ns();
 		usleep(5000);	/* a read that started inside still counts */
 		atomic_store(&in_munmap, 0);
-		printf("bt_munmap pid=%d iter=%lu len=%zu munmap_us=%llu reader_reads=%ld reader_max_us=%ld writer_ops=%ld populate_ns_per_page=%llu\n",
+		printf("bt_munmap pid=%d iter=%lu len=%zu munmap_us=%llu reader_reads=%ld reader_max_us=%ld writer_ops=%ld populate_ns_per_page=%llu addr=%p\n",
 		       getpid(), i, len, (unsigned long long)(t1 - t0) / 1000,
 		       atomic_load(&reads), atomic_load(&max_ns) / 1000,
-		       atomic_load(&wops), (unsigned long long)(tp / (len / PAGE)));
+		       atomic_load(&wops), (unsigned long long)(tp / (len / PAGE)), (void *)p);
 		fflush(stdout);
 	}
 	atomic_store(&stop, 1);

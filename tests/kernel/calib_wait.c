@@ -29,6 +29,14 @@
  *   write_phase_max_ns longest operation overlapping the write phase
  *   write_phase_ops    operations entirely inside the write phase
  *   read_phase_ops     operations entirely inside the read phase
+ *   read_phase_max_ns  longest operation that started inside the read phase
+ *   blocked_gap_ns     the part of the phase that blocks this contender (a
+ *                      writer: the whole hold; a reader: the write phase)
+ *                      that the operation covering most of it did not
+ *                      cover: ~0 if the contender was blocked all along
+ *   blocked_overrun_ns how long after that phase ended the operation
+ *                      covering most of it completed (wakeup latency;
+ *                      never negative if the lock was held)
  * ("entirely inside" excludes 1 ms at both ends of the phase).
  */
 #define _GNU_SOURCE
@@ -152,7 +160,8 @@ static void contend_once(void)
 static int run_hold(void)
 {
 	struct last l;
-	uint64_t ws, we, rs, re, max_wait = 0, wmax = 0;
+	uint64_t ws, we, rs, re, bs, be, max_wait = 0, wmax = 0, rmax = 0;
+	uint64_t cover = 0, bend = 0;
 	size_t i, wops = 0, rops = 0;
 	pthread_t t;
 
@@ -208,9 +217,19 @@ static int run_hold(void)
 	ws = l.locked;
 	re = l.unlocked;
 	we = rs = l.downgraded ? l.downgraded : l.write_ns ? re : ws;
+	/* What blocks this contender: a writer the whole hold, a reader
+	 * the write phase (none in a read hold). */
+	bs = ws;
+	be = writer_mode ? re : we;
 	for (i = 0; i < nops; i++) {
 		uint64_t d = ops[i].end - ops[i].start;
+		uint64_t a = ops[i].start > bs ? ops[i].start : bs;
+		uint64_t b = ops[i].end < be ? ops[i].end : be;
 
+		if (be > bs && b > a && b - a > cover) {
+			cover = b - a;
+			bend = ops[i].end;
+		}
 		if (ops[i].end > ws && ops[i].start < re && d > max_wait)
 			max_wait = d;
 		if (we > ws && ops[i].end > ws && ops[i].start < we && d > wmax)
@@ -221,12 +240,20 @@ static int run_hold(void)
 		if (re > rs && ops[i].start >= rs + MARGIN_NS &&
 		    ops[i].end + MARGIN_NS <= re)
 			rops++;
+		if (re > rs && ops[i].start >= rs && ops[i].start < re &&
+		    d > rmax)
+			rmax = d;
 	}
 	printf("contender=%s\nops=%zu\nmax_wait_ns=%llu\n",
 	       writer_mode ? "writer" : "reader", nops,
 	       (unsigned long long)max_wait);
 	printf("write_phase_max_ns=%llu\nwrite_phase_ops=%zu\nread_phase_ops=%zu\n",
 	       (unsigned long long)wmax, wops, rops);
+	printf("read_phase_max_ns=%llu\n", (unsigned long long)rmax);
+	if (be > bs)
+		printf("blocked_gap_ns=%llu\nblocked_overrun_ns=%lld\n",
+		       (unsigned long long)(be - bs - cover),
+		       (long long)(bend - be));
 	return 0;
 }
 

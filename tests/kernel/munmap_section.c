@@ -5,7 +5,7 @@
  * result and the vm.munmap_lock_mode counters (/sys/kernel/debug/munmap_lock).
  *
  * Usage: munmap_section [-s MiB] [-k MiB] [-f MiB] [-S BYTES] [-a] [-u]
- *                       [-e section|none|atomic] [-q]
+ *                       [-e section|exact|none|atomic] [-t] [-q]
  *   -s MiB   size of the range to unmap (default 1024), 4 KiB pages
  *   -k MiB   size kept mapped on each side of it, same VMA (default 8)
  *   -f MiB   size of the region the faulting thread works in (default 16;
@@ -16,13 +16,20 @@
  *   -u       register the whole mapping with userfaultfd
  *            (UFFD_FEATURE_EVENT_UNMAP) and expect one UNMAP event
  *   -e WHAT  expected counter change: "section" (sections >= expected
- *            chunks, drops > 0), "none" (no section counter moves: other
+ *            chunks, drops > 0), "exact" (sections == expected chunks,
+ *            drops == chunks - 1: a waiter at every boundary, as on one
+ *            vCPU under icount), "none" (no section counter moves: other
  *            modes), "atomic" (section mode with userfaultfd: one atomic
  *            section, no drop)
+ *   -t       timing run: leave out the checks of the address space after
+ *            the munmap (range gone, neighbours intact, the faulting
+ *            thread's data); the other checks and the figures stay
  *   -q       do not print the figures line
  *
- * Prints one "ok - ..."/"not ok - ..." line per check (docs/CONVENTIONS.md)
- * and "# key=value ..." figures; exits 1 if a check failed.
+ * Prints TAP (docs/CONVENTIONS.md): a plan computed from the options, one
+ * "ok N - ..."/"not ok N - ..." line per check and "# key=value ..."
+ * figures; exits 1 if a check failed. A setup error ends it early, short
+ * of its plan (the caller's subtest then fails).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -49,7 +56,7 @@
 #define PG 4096UL
 #define MAGIC 0x5ec7104UL
 
-static int failed;
+static int failed, nchecks;
 /* odd while munmap() runs: +1 before the call, +1 after it. An operation
  * overlapped the call if it saw an odd value at either end or the value
  * changed under it -- a read blocked for the whole call included (under
@@ -64,7 +71,7 @@ static void ok(int cond, const char *fmt, ...)
 {
 	va_list ap;
 
-	printf("%s - ", cond ? "ok" : "not ok");
+	printf("%s %d - ", cond ? "ok" : "not ok", ++nchecks);
 	va_start(ap, fmt);
 	vprintf(fmt, ap);
 	va_end(ap);
@@ -239,6 +246,42 @@ static int maps_overlap(unsigned long lo, unsigned long hi)
 	return hit;
 }
 
+/* The unmapped range is gone, the rest is intact: 5 checks. */
+static void check_address_space(unsigned long lo, unsigned long hi,
+				unsigned long size, unsigned long keep,
+				char *area, unsigned long total)
+{
+	struct sigaction sa;
+	unsigned long i, bad;
+	char *mc;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_segv;
+	sigaction(SIGSEGV, &sa, NULL);
+	ok(faults_on_access((char *)lo) &&
+	   faults_on_access((char *)lo + size / 2 + 123) &&
+	   faults_on_access((char *)hi - 1),
+	   "first, middle and last byte of the unmapped range raise SIGSEGV");
+	mc = malloc(size / PG);
+	errno = 0;
+	ok(mincore((void *)lo, size, (unsigned char *)mc) == -1 && errno == ENOMEM,
+	   "mincore() over the unmapped range fails with ENOMEM");
+	free(mc);
+	ok(maps_overlap(lo, hi) == 0, "/proc/self/maps has nothing in the unmapped range");
+
+	bad = 0;
+	for (i = 0; i < keep; i += PG)
+		if (*(unsigned long *)(area + i) != ((i / PG) ^ MAGIC))
+			bad++;
+	for (i = keep + size; i < total; i += PG)
+		if (*(unsigned long *)(area + i) != ((i / PG) ^ MAGIC))
+			bad++;
+	ok(bad == 0, "the %lu MiB kept on each side hold their data (%lu bad pages)",
+	   keep / MIB, bad);
+	ok(maps_overlap(lo - keep, lo) == 1 && maps_overlap(hi, hi + keep) == 1,
+	   "both kept parts are still mapped");
+}
+
 static unsigned long chunks_expected(unsigned long lo, unsigned long hi,
 				     unsigned long step)
 {
@@ -257,17 +300,16 @@ static unsigned long chunks_expected(unsigned long lo, unsigned long hi,
 int main(int argc, char **argv)
 {
 	unsigned long size = 1024 * MIB, keep = 8 * MIB, flen = 16 * MIB;
-	unsigned long step = 0, total, i, bad, lo, hi, nexp = 0;
+	unsigned long step = 0, total, i, lo, hi, nexp = 0;
 	const char *expect = NULL;
-	int straddle = 0, use_uffd = 0, quiet = 0, opt;
+	int straddle = 0, use_uffd = 0, quiet = 0, timing = 0, opt;
 	struct counters c0, c1;
 	pthread_t rt, ft, mt;
-	struct sigaction sa;
 	uint64_t t0, munmap_ns;
-	char *base, *area, *mc;
+	char *base, *area;
 	int ret, err;
 
-	while ((opt = getopt(argc, argv, "s:k:f:S:aue:q")) != -1) {
+	while ((opt = getopt(argc, argv, "s:k:f:S:aue:tq")) != -1) {
 		switch (opt) {
 		case 's': size = strtoul(optarg, NULL, 0) * MIB; break;
 		case 'k': keep = strtoul(optarg, NULL, 0) * MIB; break;
@@ -276,6 +318,7 @@ int main(int argc, char **argv)
 		case 'a': straddle = 1; break;
 		case 'u': use_uffd = 1; break;
 		case 'e': expect = optarg; break;
+		case 't': timing = 1; break;
 		case 'q': quiet = 1; break;
 		default:
 			fprintf(stderr, "usage: see the comment at the top of %s.c\n",
@@ -283,6 +326,18 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
+	if (expect && strcmp(expect, "section") && strcmp(expect, "exact") &&
+	    strcmp(expect, "atomic") && strcmp(expect, "none")) {
+		fprintf(stderr, "-e %s: want section, exact, atomic or none\n", expect);
+		return 2;
+	}
+	/* munmap's return and the reader: 2; the address space after it:
+	 * 5 (not with -t); a faulting thread: 1, and 1 for its data (not
+	 * with -t); userfaultfd: 1; the counters: 2 for "section" or
+	 * "exact", 1 for "atomic" or "none". */
+	printf("1..%d\n", 2 + (timing ? 0 : 5) + (flen ? 1 + !timing : 0) +
+	       use_uffd + (!expect ? 0 : !strcmp(expect, "section") ||
+			   !strcmp(expect, "exact") ? 2 : 1));
 	if (read_counters(&c0) || !c0.mode[0]) {
 		ok(0, "read /sys/kernel/debug/munmap_lock (patch 0001 and debugfs needed)");
 		return 1;
@@ -381,36 +436,12 @@ int main(int argc, char **argv)
 	ok(ret == 0, "munmap of %lu MiB (mode %s) returns 0%s%s", size / MIB,
 	   c1.mode, ret ? ": " : "", ret ? strerror(err) : "");
 
-	/* The unmapped range is gone. */
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_segv;
-	sigaction(SIGSEGV, &sa, NULL);
-	ok(faults_on_access((char *)lo) &&
-	   faults_on_access((char *)lo + size / 2 + 123) &&
-	   faults_on_access((char *)hi - 1),
-	   "first, middle and last byte of the unmapped range raise SIGSEGV");
-	mc = malloc(size / PG);
-	errno = 0;
-	ok(mincore((void *)lo, size, (unsigned char *)mc) == -1 && errno == ENOMEM,
-	   "mincore() over the unmapped range fails with ENOMEM");
-	free(mc);
-	ok(maps_overlap(lo, hi) == 0, "/proc/self/maps has nothing in the unmapped range");
-
-	/* The rest is intact. */
-	bad = 0;
-	for (i = 0; i < keep; i += PG)
-		if (*(unsigned long *)(area + i) != ((i / PG) ^ MAGIC))
-			bad++;
-	for (i = keep + size; i < total; i += PG)
-		if (*(unsigned long *)(area + i) != ((i / PG) ^ MAGIC))
-			bad++;
-	ok(bad == 0, "the %lu MiB kept on each side hold their data (%lu bad pages)",
-	   keep / MIB, bad);
-	ok(maps_overlap(lo - keep, lo) == 1 && maps_overlap(hi, hi + keep) == 1,
-	   "both kept parts are still mapped");
+	if (!timing)
+		check_address_space(lo, hi, size, keep, area, total);
 	if (flen) {
-		ok(faulter_bad == 0, "the faulting thread saw consistent data (%lu bad)",
-		   (unsigned long)faulter_bad);
+		if (!timing)
+			ok(faulter_bad == 0, "the faulting thread saw consistent data (%lu bad)",
+			   (unsigned long)faulter_bad);
 		ok(faulter_faults > 0, "the faulting thread faulted during munmap (%lu faults or madvise calls)",
 		   (unsigned long)faulter_faults);
 	}
@@ -429,6 +460,13 @@ int main(int argc, char **argv)
 		ok(c1.drops - c0.drops > 0,
 		   "section mode: munmap_section_drop counter grew (%ld)",
 		   c1.drops - c0.drops);
+	} else if (expect && !strcmp(expect, "exact")) {
+		ok(c1.sections - c0.sections == (long)nexp,
+		   "section mode: munmap_section counter grew by exactly %lu (%ld)",
+		   nexp, c1.sections - c0.sections);
+		ok(c1.drops - c0.drops == (long)nexp - 1,
+		   "section mode, a waiter at every boundary: munmap_section_drop counter grew by exactly %lu (%ld)",
+		   nexp - 1, c1.drops - c0.drops);
 	} else if (expect && !strcmp(expect, "atomic")) {
 		ok(c1.atomic - c0.atomic >= 1 && c1.drops == c0.drops,
 		   "section mode with userfaultfd: stayed atomic (atomic +%ld, drops +%ld)",
@@ -440,11 +478,14 @@ int main(int argc, char **argv)
 	}
 
 	if (!quiet)
-		printf("# mode=%s size_mib=%lu section_bytes=%lu chunks_expected=%lu munmap_ms=%.1f reader_max_ms=%.2f reader_reads=%lu fault_max_ms=%.2f faults=%lu sections=%ld drops=%ld drops_resched=%ld atomic=%ld\n",
+		printf("# mode=%s size_mib=%lu section_bytes=%lu chunks_expected=%lu munmap_ms=%.1f reader_max_ms=%.2f reader_reads=%lu fault_max_ms=%.2f faults=%lu sections=%ld drops=%ld drops_resched=%ld atomic=%ld munmap_us=%lu reader_max_us=%lu fault_max_us=%lu\n",
 		       c1.mode, size / MIB, step, nexp, munmap_ns / 1e6,
 		       reader_max_ns / 1e6, (unsigned long)reader_reads,
 		       faulter_max_ns / 1e6, (unsigned long)faulter_faults,
 		       c1.sections - c0.sections, c1.drops - c0.drops,
-		       c1.drops_resched - c0.drops_resched, c1.atomic - c0.atomic);
+		       c1.drops_resched - c0.drops_resched, c1.atomic - c0.atomic,
+		       (unsigned long)(munmap_ns / 1000),
+		       (unsigned long)(reader_max_ns / 1000),
+		       (unsigned long)(faulter_max_ns / 1000));
 	return failed;
 }

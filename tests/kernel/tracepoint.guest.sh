@@ -10,7 +10,9 @@
 #   sequence the tools rely on: acquire_returned(write=true), then
 #   acquire_returned(write=false) from mmap_write_downgrade(), then
 #   released(write=false), and no released(write=true) in between.
-# - memcg_id is usable in an event filter.
+# - memcg_id is usable in an event filter: the unfiltered trace of the
+#   same program has events of other memcgs (its shell starts in the root
+#   cgroup), the filtered one none.
 # shellcheck source=../lib.sh
 . "$(dirname "$0")/../lib.sh"
 
@@ -19,14 +21,16 @@ EV=$T/events/mmap_lock
 CG=/sys/fs/cgroup
 CW=$TESTBIN/calib_wait
 out=$(test_out tracepoint)
+EVENTS=(mmap_lock_start_locking mmap_lock_acquire_returned mmap_lock_released)
+# 4 format checks per event + success; modprobe; the events of the
+# program (count, 3 kinds, memcg_id); the downgrade (rc, sequence); the
+# filter (other memcgs unfiltered, accepted, events, only its memcg).
+plan $((4 * ${#EVENTS[@]} + 1 + 1 + 5 + 2 + 4))
 
-if [ ! -d "$EV" ]; then
-	fail "mmap_lock events in tracefs: $EV missing (tracefs mounted? CONFIG_TRACING?)"
-	finish
-fi
+[ -d "$EV" ] || abort "mmap_lock events in tracefs: $EV missing (tracefs mounted? CONFIG_TRACING?)"
 
 # --- format ------------------------------------------------------------------
-for e in mmap_lock_start_locking mmap_lock_acquire_returned mmap_lock_released; do
+for e in "${EVENTS[@]}"; do
 	f=$EV/$e/format
 	check "$e has field u64 memcg_id" grep -qE 'field:u64 memcg_id;' "$f"
 	check "$e has no memcg_path" bash -c "! grep -q memcg_path '$f'"
@@ -36,12 +40,12 @@ done
 check "mmap_lock_acquire_returned keeps success" grep -q 'field:bool success;' "$EV/mmap_lock_acquire_returned/format"
 
 # --- events in a memory cgroup ---------------------------------------------------
-have_mod=0
-modprobe test_mmap_lock 2>/dev/null && have_mod=1
-if ! grep -qw memory "$CG/cgroup.controllers" 2>/dev/null; then
-	fail "memory controller on cgroup2 at $CG: $(cat "$CG/cgroup.controllers" 2>&1)"
-	finish
-fi
+# The calibration module is part of the lab kernel: its absence fails.
+modprobe test_mmap_lock 2>"$out/modprobe.err" ||
+	abort "modprobe test_mmap_lock: $(head -n 1 "$out/modprobe.err")"
+ok "modprobe test_mmap_lock"
+grep -qw memory "$CG/cgroup.controllers" 2>/dev/null ||
+	abort "memory controller on cgroup2 at $CG: $(cat "$CG/cgroup.controllers" 2>&1)"
 echo +memory >"$CG/cgroup.subtree_control"
 cg=$CG/mmlock-tp.$$
 mkdir "$cg"
@@ -53,21 +57,15 @@ cleanup() {
 	echo >"$T/trace"
 	rmdir "$cg" 2>/dev/null
 }
-trap cleanup EXIT
+at_exit cleanup
 
-# trace_run FILE: trace a program started inside $cg; FILE gets its events.
-# The program is a calibration downgrade when the module is there, else a
-# read of its own /proc maps (page faults, mmap_read_lock).
+# trace_run FILE: trace a calibration downgrade started inside $cg (its
+# shell starts in the root cgroup and moves itself); FILE gets its events.
 trace_run() {
 	echo >"$T/trace"
 	echo 1 >"$EV/enable"
-	if [ "$have_mod" = 1 ]; then
-		bash -c 'echo $$ >"$1/cgroup.procs"; echo $$ >"$2.pid"; exec "$3" -x "downgrade 2000 2000"' \
-			_ "$cg" "$1" "$CW" >"$1.out"
-	else
-		bash -c 'echo $$ >"$1/cgroup.procs"; echo $$ >"$2.pid"; exec cat /proc/self/maps' \
-			_ "$cg" "$1" >"$1.out"
-	fi
+	bash -c 'echo $$ >"$1/cgroup.procs"; echo $$ >"$2.pid"; exec "$3" -x "downgrade 2000 2000"' \
+		_ "$cg" "$1" "$CW" >"$1.out"
 	echo 0 >"$EV/enable"
 	pid=$(cat "$1.pid")
 	# "comm-PID [cpu] flags ts: event: mm=... memcg_id=N write=... [success=...]"
@@ -105,25 +103,25 @@ others=$(grep -E 'mmap_lock_' "$out/events.all" | grep -vE -- "-$pid +\[" |
 	grep -oE 'memcg_id=[0-9]+' | sort | uniq -c | tr -s ' \n' ' ')
 echo "# memcg ids of other tasks' events (count id): $others" >&2
 
-if [ "$have_mod" = 1 ]; then
-	check "the downgrade request succeeded" grep -qx 'rc=0' "$out/events.out"
-	# From the hold's write acquisition on: write acquired, downgraded
-	# (acquire_returned write=false), released as a read.
-	# A write acquisition followed by a read acquisition of the same
-	# task without a write release in between is a downgrade.
-	nseq=$(awk '
-		/mmap_lock_acquire_returned:.*write=true success=true/ { s = "W"; next }
-		/mmap_lock_released:.*write=true/ { s = ""; next }
-		s == "W" && /mmap_lock_acquire_returned:.*write=false success=true/ { s = "WD"; next }
-		s == "WD" && /mmap_lock_released:.*write=false/ { n++; s = "" }
-		END { print n + 0 }
-	' "$out/events.mm")
-	check_range "downgrades seen: acquire(w) -> acquire(r) -> release(r)" "$nseq" 1 1000
-else
-	skip "downgrade event sequence" "test_mmap_lock not available"
-fi
+check "the downgrade request succeeded" grep -qx 'rc=0' "$out/events.out"
+# From the hold's write acquisition on: write acquired, downgraded
+# (acquire_returned write=false), released as a read.
+# A write acquisition followed by a read acquisition of the same
+# task without a write release in between is a downgrade.
+nseq=$(awk '
+	/mmap_lock_acquire_returned:.*write=true success=true/ { s = "W"; next }
+	/mmap_lock_released:.*write=true/ { s = ""; next }
+	s == "W" && /mmap_lock_acquire_returned:.*write=false success=true/ { s = "WD"; next }
+	s == "WD" && /mmap_lock_released:.*write=false/ { n++; s = "" }
+	END { print n + 0 }
+' "$out/events.mm")
+check_range "downgrades seen: acquire(w) -> acquire(r) -> release(r)" "$nseq" 1 1000
 
 # --- memcg_id as a filter ----------------------------------------------------------
+# Positive control for "only memcg_id=N" below: the same run unfiltered
+# has events of other memcgs (at least the shell's, before it moves).
+nother0=$(grep 'mmap_lock_' "$out/events.all" | grep -vc "memcg_id=$cgid ")
+check_range "unfiltered trace has events of other memcgs" "$nother0" 1 100000000
 if echo "memcg_id == $cgid" >"$EV/filter" 2>"$out/filter.err"; then
 	ok "memcg_id == $cgid accepted as an event filter"
 	trace_run "$out/filtered"
@@ -133,6 +131,8 @@ if echo "memcg_id == $cgid" >"$EV/filter" 2>"$out/filter.err"; then
 	check "filtered trace has only memcg_id=$cgid ($nother others)" test "$nother" = 0
 else
 	fail "memcg_id == $cgid accepted as an event filter: $(cat "$out/filter.err")"
+	fail "filtered trace has events: no filter"
+	fail "filtered trace has only memcg_id=$cgid: no filter"
 fi
 
 finish

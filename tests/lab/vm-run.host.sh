@@ -2,6 +2,7 @@
 # vm-run behaviour seen from the host: exit status, output streams, the
 # output share, the timeout, and bad input. Each check boots a guest.
 . "$(dirname "$0")/../lib.sh"
+plan 22
 vm=$TOP/scripts/vm-run
 d=$(test_out lab-vm-run)
 
@@ -15,14 +16,21 @@ check "exit status 7 propagates" [ $? = 7 ]
 check "stdout carries the command's stdout only" [ "$(cat "$d/stdout")" = to-stdout ]
 check "stderr carries the command's stderr" grep -qx to-stderr "$d/stderr"
 check "kernel console went to console.log" grep -q 'Linux version' "$d/o3/console.log"
+"$vm" --out "$d/o3c" --console "$d/o3c/kernel.log" -- true
+check "--console FILE: the console log goes there" grep -q 'Linux version' "$d/o3c/kernel.log"
 
 tok=$RANDOM$RANDOM
 echo "$tok" >"$d/o4-in"
 mkdir -p "$d/o4" && mv "$d/o4-in" "$d/o4/in"
-"$vm" --out "$d/o4" -- sh -c "cat $d/o4/in > $d/o4/back; uname -r > $d/o4/release"
+kdir=$("$TOP/scripts/build-kernel" --print-dir)
+MMLOCK_TEST_KNOB=knob$tok "$vm" --out "$d/o4" -- sh -c "cat $d/o4/in > $d/o4/back
+	uname -r > $d/o4/release; cat $kdir/kernel.release > $d/o4/cache-release
+	echo \$MMLOCK_TEST_KNOB > $d/o4/knob"
 check "output share round-trips a file" [ "$(cat "$d/o4/back" 2>/dev/null)" = "$tok" ]
-want=$(cat "$("$TOP/scripts/build-kernel" --print-dir)/kernel.release")
-check "guest runs the built kernel ($want)" [ "$(cat "$d/o4/release" 2>/dev/null)" = "$want" ]
+want=$(cat "$kdir/kernel.release")
+check_eq "guest runs the built kernel" "$(cat "$d/o4/release" 2>/dev/null)" "$want"
+check_eq "MMLOCK_* variables reach the guest" "$(cat "$d/o4/knob" 2>/dev/null)" "knob$tok"
+check_eq "the kernel cache is visible in the guest ($kdir)" "$(cat "$d/o4/cache-release" 2>/dev/null)" "$want"
 
 t0=$(date +%s)
 "$vm" --out "$d/o5" --timeout 25 -- sleep 600 2>"$d/timeout.err"

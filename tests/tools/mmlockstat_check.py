@@ -2,36 +2,54 @@
 """mmlockstat_check: checks for the mmlockstat tests (no jsonschema on Debian
 12 without python3-jsonschema, so the schema 1 contract is checked by hand).
 
-  mmlockstat_check.py schema FILE
-      every line of FILE is a schema-1 mmlockstat object (DESIGN.md sec. 5)
-  mmlockstat_check.py hist FILE HIST NS... [--tol-us A] [--tol-pct P]
-                     [--lower-us L] [--contains]
-      the last object's histogram HIST holds exactly the samples NS (ground
-      truth), each in its log2 bucket -- or in the neighbour that truth +
-      tolerance (or truth - L) falls in -- with sum and max within
-      [truth - L - 2 us, truth + tolerance] per sample. --contains: HIST may
-      hold other samples too (--full sees every read hold of the process);
-      each truth sample must still be matched and max must agree.
-  mmlockstat_check.py get FILE EXPR
-      print a value of the last object, EXPR a python expression on `o`
+Every command that checks prints ONE line and exits 0 (pass: the figures) or
+1 (fail: what was expected and what the tool gave); the shell turns it into
+one TAP check (pycheck in mmls_lib.sh). Exit 3: a missing file or key.
 
-Prints "ok - ..." / "not ok - ..." lines; exits 1 on any failure.
+  schema FILE...
+      every line of every FILE is a schema-1 mmlockstat object (DESIGN.md 5)
+  hist JSON HIST HOLDFILE SPEC... --lo NS --hi NS [--contains] [--record F L]
+      the last object's histogram HIST against the calibration module's own
+      measurements in HOLDFILE (mmls_hold's output). SPEC is REQ:FIELD: the
+      FIELD (write_ns, read_ns) of every request whose text starts with REQ
+      (write, read, downgrade). Every truth value v stands for a tool value
+      in [v + lo, v + hi]: count exact (--contains: at least that many:
+      --full sees every read hold of the process), every truth in the log2
+      bucket of a value in that range, max in [max + lo, max + hi], sum in
+      [sum + n*lo, sum + n*hi] (not with --contains).
+  holds JSON KIND FIELD HOLDFILE SPEC... --lo NS --hi NS [--record F L]
+      the same per hold, from top_holds (run the tool with -n 64): the
+      FIELD (write_ns, read_ns, total_ns) of the holds of KIND (write,
+      read, downgrade) taken in a write(2) -- the module's holds: a --full
+      session also sees the process's page faults and exit --, largest
+      first, paired with the truths, largest first: as many, and each
+      tool - truth in [lo, hi].
+  waits JSON HOLDFILE --lo NS --hi NS [--record F L]
+      the read waits in top_waits against the reader thread's own timing of
+      its blocked pread (reader_ns): as many, and each reader_ns - tool in
+      [lo, hi] (the tool's wait lies inside the pread).
+  intervals JSON N --lo MS --hi MS [--record F L]
+      JSON has N objects (one per -i interval), each interval_s in [lo, hi] ms
+  get JSON EXPR
+      print a value of the last object, EXPR a python expression on `o`
+  fetch URL FILE
+      GET URL (http://IP:PORT/PATH), write the body to FILE, print the HTTP
+      status code
+
+--record FILE LABEL appends "LABEL d1 d2 ..." (the deviations, ns) to FILE:
+the figures the tolerances were measured from.
 """
 import json
+import re
+import socket
 import sys
 
 NAMES = ["write_hold", "read_hold", "downgrade_write_phase",
          "downgrade_read_phase", "read_wait", "write_wait"]
-failed = False
 
 
-def report(good, what, why=""):
-    global failed
-    if good:
-        print("ok - " + what)
-    else:
-        failed = True
-        print("not ok - %s: %s" % (what, why))
+class Fail(Exception):
+    pass
 
 
 def slot(v):
@@ -47,13 +65,13 @@ def check_hist(name, h):
     if not isinstance(h, dict):
         return ["%s is not an object" % name]
     if h.get("unit") != "ns":
-        errs.append("%s.unit != ns" % name)
+        errs.append("%s.unit: got %r, want 'ns'" % (name, h.get("unit")))
     for k in ("count", "sum", "max", "p50", "p99"):
         if not is_uint(h.get(k)):
-            errs.append("%s.%s not a non-negative integer" % (name, k))
+            errs.append("%s.%s: got %r, want a non-negative integer" % (name, k, h.get(k)))
     b = h.get("buckets")
     if not isinstance(b, list):
-        return errs + ["%s.buckets not a list" % name]
+        return errs + ["%s.buckets: got %r, want a list" % (name, b)]
     prev = -1
     total = 0
     for e in b:
@@ -79,9 +97,9 @@ def check_hist(name, h):
         if not h["p50"] <= h["p99"] <= h["max"]:
             errs.append("%s: p50 %d <= p99 %d <= max %d violated" % (name, h["p50"], h["p99"], h["max"]))
         if h["sum"] > h["count"] * h["max"]:
-            errs.append("%s: sum > count*max" % name)
+            errs.append("%s: sum %d > count*max %d" % (name, h["sum"], h["count"] * h["max"]))
     elif h["sum"] or h["max"]:
-        errs.append("%s: empty but sum/max non-zero" % name)
+        errs.append("%s: empty but sum %d, max %d" % (name, h["sum"], h["max"]))
     return errs
 
 
@@ -90,16 +108,16 @@ def check_object(o):
     if not isinstance(o, dict):
         return ["not an object"]
     if o.get("schema") != 1 or isinstance(o.get("schema"), bool):
-        errs.append("schema != 1")
+        errs.append("schema: got %r, want 1" % o.get("schema"))
     if o.get("tool") != "mmlockstat":
-        errs.append("tool != mmlockstat")
+        errs.append("tool: got %r, want 'mmlockstat'" % o.get("tool"))
     if not isinstance(o.get("kernel"), str) or not o["kernel"]:
         errs.append("kernel missing")
     iv = o.get("interval_s")
     if not isinstance(iv, (int, float)) or isinstance(iv, bool) or iv <= 0:
-        errs.append("interval_s not a positive number")
+        errs.append("interval_s: got %r, want a positive number" % iv)
     if not is_uint(o.get("drops")):
-        errs.append("drops not a non-negative integer")
+        errs.append("drops: got %r, want a non-negative integer" % o.get("drops"))
     hs = o.get("histograms")
     if not isinstance(hs, dict):
         return errs + ["histograms missing"]
@@ -128,110 +146,238 @@ def load(path):
     with open(path) as f:
         for i, line in enumerate(f, 1):
             if line.strip():
-                objs.append((i, json.loads(line)))
+                try:
+                    objs.append((i, json.loads(line)))
+                except ValueError as e:
+                    raise Fail("%s line %d is not JSON: %s" % (path, i, e))
     return objs
 
 
-def cmd_schema(path):
-    try:
-        objs = load(path)
-    except (OSError, ValueError) as e:
-        report(False, "%s parses as JSON lines" % path, str(e))
-        return
-    report(len(objs) > 0, "%s has at least one object" % path, "empty")
-    for i, o in objs:
-        errs = check_object(o)
-        report(not errs, "%s line %d matches schema 1" % (path, i), "; ".join(errs[:5]))
+def last(path):
+    objs = load(path)
+    if not objs:
+        raise Fail("%s: no JSON object (did the tool run? see its .err)" % path)
+    return objs[-1][1]
 
 
-def expand(h):
+def cmd_schema(paths):
+    n = 0
+    bad = []
+    for p in paths:
+        objs = load(p)
+        if not objs:
+            bad.append("%s: no object" % p)
+        for i, o in objs:
+            n += 1
+            bad += ["%s:%d: %s" % (p, i, e) for e in check_object(o)]
+    if bad:
+        raise Fail("%d problem(s), first: %s" % (len(bad), "; ".join(bad[:3])))
+    return "%d file(s), %d object(s)" % (len(paths), n)
+
+
+def truths(holdfile, specs):
+    """The module's measurements (ns) for REQ:FIELD specs, from mmls_hold."""
+    lines = [l.split() for l in open(holdfile) if l.startswith("req=")]
+    if not lines:
+        raise Fail("%s: no request lines (mmls_hold failed?)" % holdfile)
     out = []
-    for b in h["buckets"]:
-        out += [slot(b["le"])] * b["count"]
+    for spec in specs:
+        req, field = spec.split(":")
+        for l in lines:
+            kv = dict(x.split("=", 1) for x in l)
+            if not kv["req"].startswith(req):
+                continue
+            if kv["rc"] != "0":
+                raise Fail("%s: request %s failed: rc=%s" % (holdfile, kv["req"], kv["rc"]))
+            out.append(int(kv[field]))
+    if not out:
+        raise Fail("%s: no request matches %s" % (holdfile, " ".join(specs)))
     return sorted(out)
 
 
-def cmd_hist(path, name, truth, tol_us, tol_pct, lower_us, contains):
-    o = load(path)[-1][1]
-    h = o["histograms"][name]
-    truth = sorted(truth)
-    tol = [int(tol_us * 1000 + v * tol_pct / 100) for v in truth]
-    low = int(lower_us * 1000)
-    what = "%s: %d samples (truth %s us)" % (name, len(truth),
-                                            ",".join(str(v // 1000) for v in truth))
-    if not truth:
-        report(False, what, "no truth: the module reported no hold (mmls_hold failed?)")
-        return
-    if contains:
-        report(h["count"] >= len(truth), what + ": count >= truth",
-               "tool counted %d" % h["count"])
-    else:
-        report(h["count"] == len(truth), what + ": count",
-               "tool counted %d" % h["count"])
-        if h["count"] != len(truth):
-            return
-    got = expand(h)
-    bad = []
-    for v, t in zip(reversed(truth), reversed(tol)):
-        ok_slots = set(range(slot(max(v - low, 0)), slot(v + t) + 1))
+def record(rec, devs):
+    if rec:
+        with open(rec[0], "a") as f:
+            f.write("%s %s\n" % (rec[1], " ".join(str(d) for d in devs)))
+
+
+def rng(devs):
+    return "[%d, %d]" % (min(devs), max(devs)) if devs else "[]"
+
+
+def cmd_hist(path, name, holdfile, specs, lo, hi, contains, rec):
+    h = last(path)["histograms"][name]
+    truth = truths(holdfile, specs)
+    n = len(truth)
+    what = "%s: %d truth sample(s) %s us" % (name, n, ",".join(str(v // 1000) for v in truth))
+    if contains and h["count"] < n:
+        raise Fail("%s: count: got %d, want >= %d" % (what, h["count"], n))
+    if not contains and h["count"] != n:
+        raise Fail("%s: count: got %d, want %d" % (what, h["count"], n))
+    errs = []
+    got = []
+    for b in h["buckets"]:
+        got += [slot(b["le"])] * b["count"]
+    got.sort()
+    unmatched = []
+    for v in reversed(truth):
+        ok_slots = set(range(slot(max(v + lo, 0)), slot(v + hi) + 1))
         for i in range(len(got) - 1, -1, -1):
             if got[i] in ok_slots:
                 del got[i]
                 break
         else:
-            bad.append((v, sorted(ok_slots)))
-    report(not bad, what + ": every sample in its log2 bucket",
-           "unmatched truth ns (allowed slots): %s; tool slots %s" % (bad[:4], expand(h)))
-    if contains:
-        tm = truth[-1]
-        report(-low - 2000 <= h["max"] - tm <= tol[-1],
-               what + ": max %d ns vs truth %d (-%d/+%d ns allowed)" % (h["max"], tm, low + 2000, tol[-1]),
-               "off by %d ns" % (h["max"] - tm))
-        return
-    ts = sum(truth)
-    report(-len(truth) * (low + 2000) <= h["sum"] - ts <= sum(tol),
-           what + ": sum %d ns vs truth %d (-%d/+%d ns allowed)" % (h["sum"], ts, len(truth) * (low + 2000), sum(tol)),
-           "off by %d ns" % (h["sum"] - ts))
-    tm = truth[-1]
-    report(-low - 2000 <= h["max"] - tm <= tol[-1],
-           what + ": max %d ns vs truth %d (-%d/+%d ns allowed)" % (h["max"], tm, low + 2000, tol[-1]),
-           "off by %d ns" % (h["max"] - tm))
+            unmatched.append("%d (slots %s)" % (v, sorted(ok_slots)))
+    if unmatched:
+        errs.append("truth not in its log2 bucket: %s; tool's buckets %s"
+                    % (", ".join(unmatched[:4]), [(b["le"], b["count"]) for b in h["buckets"]]))
+    dmax = h["max"] - truth[-1]
+    if not lo <= dmax <= hi:
+        errs.append("max: got %d, want %d + [%d, %d] (off by %d)" % (h["max"], truth[-1], lo, hi, dmax))
+    figs = "max %+d ns" % dmax
+    record(rec, [dmax])
+    if not contains:
+        dsum = h["sum"] - sum(truth)
+        figs += ", sum %+d ns" % dsum
+        if not n * lo <= dsum <= n * hi:
+            errs.append("sum: got %d, want %d + [%d, %d] (off by %d)"
+                        % (h["sum"], sum(truth), n * lo, n * hi, dsum))
+    if errs:
+        raise Fail("%s: %s" % (what, "; ".join(errs)))
+    return "%s: count %d, buckets match, %s vs truth (allowed per sample [%d, %d] ns)" % (
+        what, h["count"], figs, lo, hi)
+
+
+SYS_WRITE = 1
+
+
+def cmd_holds(path, kind, field, holdfile, specs, lo, hi, rec):
+    tops = last(path)["top_holds"]
+    tool = sorted((t[field] for t in tops if t["kind"] == kind and t["syscall"] == SYS_WRITE),
+                  reverse=True)
+    truth = sorted(truths(holdfile, specs), reverse=True)
+    what = "%s %s holds' %s" % (len(truth), kind, field)
+    if len(tool) != len(truth):
+        raise Fail("%s: top_holds of kind %s in write(2): got %d, want %d (is -n large enough?)"
+                   % (what, kind, len(tool), len(truth)))
+    devs = [t - v for t, v in zip(tool, truth)]
+    record(rec, devs)
+    bad = ["%d vs truth %d (%+d)" % (t, v, t - v) for t, v in zip(tool, truth)
+           if not lo <= t - v <= hi]
+    if bad:
+        raise Fail("%s: tool - truth outside [%d, %d] ns: %s" % (what, lo, hi, "; ".join(bad[:4])))
+    return "%s: tool - truth in %s ns (allowed [%d, %d])" % (what, rng(devs), lo, hi)
+
+
+def cmd_waits(path, holdfile, lo, hi, rec):
+    o = last(path)
+    tool = sorted(w["wait_ns"] for w in o["top_waits"] if w["type"] == "read")
+    self_ns = sorted(truths(holdfile, ["write:reader_ns"]))
+    what = "%d read waits" % len(self_ns)
+    if len(tool) != len(self_ns):
+        raise Fail("%s: top_waits of type read: got %d, want %d" % (what, len(tool), len(self_ns)))
+    devs = [s - t for t, s in zip(tool, self_ns)]
+    record(rec, devs)
+    bad = ["tool %d vs reader's own %d (%+d)" % (t, s, s - t) for t, s in zip(tool, self_ns)
+           if not lo <= s - t <= hi]
+    if bad:
+        raise Fail("%s: reader's own - tool outside [%d, %d] ns: %s" % (what, lo, hi, "; ".join(bad)))
+    return "%s: reader's own pread - tool's wait in %s ns (allowed [%d, %d])" % (what, rng(devs), lo, hi)
+
+
+def cmd_intervals(path, n, lo, hi, rec):
+    ivs = [o.get("interval_s") for _, o in load(path)]
+    ms = [round(v * 1000, 1) for v in ivs if isinstance(v, (int, float))]
+    record(rec, ms)
+    if len(ivs) != n:
+        raise Fail("objects: got %d, want %d (interval_s %s)" % (len(ivs), n, ivs))
+    bad = [v for v in ms if not lo <= v <= hi]
+    if len(ms) != n or bad:
+        raise Fail("interval_s: got %s ms, want each in [%d, %d]" % (ms, lo, hi))
+    return "%d objects, interval_s %s ms (allowed [%d, %d])" % (n, ms, lo, hi)
+
+
+def cmd_fetch(url, path):
+    """A raw HTTP/1.0 GET: the request is built before connecting and sent
+    at once. The exporter reads it with a 1 s timeout; urllib's lazy work
+    between connect and send (module imports: file reads) can outlast that
+    under icount, where a vCPU waiting for 9p jumps guest time ahead."""
+    m = re.fullmatch(r"http://([0-9.]+):([0-9]+)(/.*)", url)
+    if not m:
+        raise Fail("fetch: want http://IP:PORT/PATH, got %s" % url)
+    host, port, rpath = m.group(1), int(m.group(2)), m.group(3)
+    req = ("GET %s HTTP/1.0\r\nHost: %s:%d\r\n\r\n" % (rpath, host, port)).encode()
+    data = b""
+    with socket.create_connection((host, port), timeout=60) as s:
+        s.sendall(req)
+        while True:
+            chunk = s.recv(65536)
+            if not chunk:
+                break
+            data += chunk
+    head, _, body = data.partition(b"\r\n\r\n")
+    status = head.split(b"\r\n", 1)[0].split()
+    if len(status) < 2 or not status[1].isdigit():
+        raise Fail("fetch %s: no HTTP status line in %r" % (url, data[:100]))
+    with open(path, "wb") as f:
+        f.write(body)
+    return status[1].decode()
+
+
+def opts(args):
+    """--lo/--hi/--contains/--record out of ARGS; the rest is positional."""
+    lo = hi = None
+    contains, rec, pos = False, None, []
+    while args:
+        a = args.pop(0)
+        if a == "--lo":
+            lo = int(args.pop(0))
+        elif a == "--hi":
+            hi = int(args.pop(0))
+        elif a == "--contains":
+            contains = True
+        elif a == "--record":
+            rec = (args.pop(0), args.pop(0))
+        else:
+            pos.append(a)
+    if lo is None or hi is None:
+        raise Fail("--lo and --hi are required")
+    return pos, lo, hi, contains, rec
 
 
 def main(argv):
-    if len(argv) >= 3 and argv[1] == "schema":
-        cmd_schema(argv[2])
-    elif len(argv) >= 4 and argv[1] == "hist":
-        tol_us, tol_pct, lower_us, contains, truth = 100.0, 1.0, 0.0, False, []
-        args = argv[4:]
-        while args:
-            a = args.pop(0)
-            if a == "--tol-us":
-                tol_us = float(args.pop(0))
-            elif a == "--tol-pct":
-                tol_pct = float(args.pop(0))
-            elif a == "--lower-us":
-                lower_us = float(args.pop(0))
-            elif a == "--contains":
-                contains = True
-            else:
-                truth.append(int(a))
-        cmd_hist(argv[2], argv[3], truth, tol_us, tol_pct, lower_us, contains)
-    elif len(argv) == 4 and argv[1] == "get":
-        o = load(argv[2])[-1][1]
-        print(eval(argv[3], {"o": o}))
-        return 0
+    cmd, args = (argv[1], argv[2:]) if len(argv) > 1 else ("", [])
+    if cmd == "schema" and args:
+        print(cmd_schema(args))
+    elif cmd == "hist" and len(args) >= 4:
+        pos, lo, hi, contains, rec = opts(args)
+        print(cmd_hist(pos[0], pos[1], pos[2], pos[3:], lo, hi, contains, rec))
+    elif cmd == "holds" and len(args) >= 5:
+        pos, lo, hi, _, rec = opts(args)
+        print(cmd_holds(pos[0], pos[1], pos[2], pos[3], pos[4:], lo, hi, rec))
+    elif cmd == "waits" and len(args) >= 2:
+        pos, lo, hi, _, rec = opts(args)
+        print(cmd_waits(pos[0], pos[1], lo, hi, rec))
+    elif cmd == "intervals" and len(args) >= 2:
+        pos, lo, hi, _, rec = opts(args)
+        print(cmd_intervals(pos[0], int(pos[1]), lo, hi, rec))
+    elif cmd == "get" and len(args) == 2:
+        print(eval(args[1], {"o": last(args[0])}))
+    elif cmd == "fetch" and len(args) == 2:
+        print(cmd_fetch(args[0], args[1]))
     else:
         print(__doc__, file=sys.stderr)
         return 2
-    return 1 if failed else 0
+    return 0
 
 
 if __name__ == "__main__":
     try:
         sys.exit(main(sys.argv))
+    except Fail as e:
+        print(e)
+        sys.exit(1)
     except (OSError, LookupError, ValueError, TypeError) as e:
         # a missing file or key is a failed check, never a silent pass
-        print("not ok - mmlockstat_check.py %s: %s: %s"
-              % (" ".join(sys.argv[1:3]), type(e).__name__, e))
+        print("mmlockstat_check.py %s: %s: %s" % (" ".join(sys.argv[1:3]), type(e).__name__, e))
         sys.exit(3)

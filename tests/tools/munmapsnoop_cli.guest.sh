@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # munmapsnoop: bad input and environment give one clear message and a
-# non-zero exit; -h shows examples; filters (-p, -c, --min-us), -d and
-# Ctrl-C (summary with histograms and the lost-event counts) work.
+# non-zero exit; -h shows examples; the filters -p and -c keep the wanted
+# process's calls and leave out another's made while the tool ran; -p exits
+# with its process, -d by itself, Ctrl-C with the summary (histograms and
+# the lost-event counts). --min-us is timed, so it is checked under icount
+# (munmapsnoop_minus.icount.sh).
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/munmapsnoop_lib.sh"
-snoop_setup munmapsnoop-cli
 
 # expect_err WHAT PATTERN CMD...: CMD exits non-zero and stderr matches PATTERN.
 expect_err() {
@@ -15,13 +17,17 @@ expect_err() {
 	if [ "$rc" != 0 ] && grep -qiE "$pat" "$d/err"; then
 		ok "$what (exit $rc: $(head -n 1 "$d/err"))"
 	else
-		fail "$what: exit $rc, stderr: $(head -n 2 "$d/err" | tr '\n' ' ')"
+		fail "$what: want a non-zero exit and /$pat/, got exit $rc, stderr: $(head -n 2 "$d/err" | tr '\n' ' ')"
 	fi
 }
+ERRS=9	# expect_err checks below
+N_P=4 N_C=6
+plan $((2 + ERRS + N_P + N_C + 2 + 1))
+snoop_setup munmapsnoop-cli
 
 "$SNOOP" -h >"$d/help" 2>&1
 rc=$?
-check "-h exits 0 and shows EXAMPLES (exit $rc)" [ "$rc" = 0 ]
+check_eq "-h exits 0" "$rc" 0
 check "-h text has an EXAMPLES block" grep -q '^EXAMPLES:' "$d/help"
 
 expect_err "malformed -p" "invalid PID" "$SNOOP" -p abc
@@ -33,39 +39,67 @@ expect_err "stray argument" "unexpected argument" "$SNOOP" stray
 pid=4000000
 while kill -0 "$pid" 2>/dev/null; do pid=$((pid + 1)); done
 expect_err "-p of a process that does not exist" "no process with PID $pid" "$SNOOP" -p "$pid"
-if command -v setpriv >/dev/null; then
-	expect_err "not root" "must run as root" setpriv --reuid=65534 --regid=65534 --clear-groups "$SNOOP" -d 1
-else
-	skip "not root" "no setpriv"
-fi
+# util-linux (setpriv, unshare) is in the guest image: these always run
+expect_err "not root" "must run as root" setpriv --reuid=65534 --regid=65534 --clear-groups "$SNOOP" -d 1
 expect_err "no kernel BTF" "no BTF.*CONFIG_DEBUG_INFO_BTF" \
 	unshare -m sh -c 'mount -t tmpfs none /sys/kernel/btf && exec "$0" -d 1' "$SNOOP"
 
-# -p follows the process and exits with it; -c selects by name; --min-us.
-traced_call byname -c munmapsnoop_map -- -s 16
-n=$(jfield "$d/byname.json" munmap "$MAP_LEN" len)
-check "-p PID: exits by itself when the process exits (exit $SNOOP_RC) and traced its munmap" \
-	[ "$SNOOP_RC" = 0 -a -n "$n" ]
-SNOOP_NOPID=1 traced_call othername -c not-this-one -- -s 16
-check "-c COMM: another command's munmap is not traced" [ ! -s "$d/othername.json" ]
-check "Ctrl-C: exit 0 (got $SNOOP_RC) and the summary with lost-event counts" \
-	[ "$SNOOP_RC" = 0 ] && grep -q '^lost: 0 events' "$d/othername.err"
-SNOOP_NOPID=1 traced_call name -c munmapsnoop_map -- -s 16
-n=$(jfield "$d/name.json" munmap "$MAP_LEN" len)
-check "-c COMM: this command's munmap is traced" [ -n "$n" ]
-check "summary: call count and a total histogram on stderr" \
-	grep -q '^munmapsnoop: [1-9][0-9]* calls' "$d/name.err"
-check "summary: a log2 histogram in usecs" grep -q 'usecs.*distribution' "$d/name.err"
-traced_call minus --min-us 100000000 -- -s 16
-check "--min-us 100 s: the 16 MiB munmap is filtered out (lines: $(wc -l <"$d/minus.json"))" \
-	[ ! -s "$d/minus.json" ]
-traced_call minus0 --min-us 1 -- -s 16
-n=$(jfield "$d/minus0.json" munmap "$MAP_LEN" total_ns)
-check "--min-us 1: the 16 MiB munmap (${n:-none} ns) is kept" [ -n "$n" ]
+# -p PID: the wanted process's munmap is traced, another process's munmap
+# made while the tool ran is not, and the tool exits by itself once its
+# process is gone. The other process goes first, so that the tool was
+# attached for its whole call.
+if map_start pother -s 16 && opid=$MAP_PID && map_start pwanted -s 16 &&
+   wpid=$MAP_PID &&
+   tool_start bypid "$d/bypid.json" "$d/bypid.err" "$SNOOP" -j -p "$wpid"; then
+	map_wait pother; orc=$MAP_RC
+	map_wait pwanted; wrc=$MAP_RC
+	tool_stop bypid none
+	check_eq "-p PID: both workloads ran (exit status of the other, the wanted)" "$orc $wrc" "0 0"
+	pycheck "-p PID: the wanted process's 16 MiB munmap is traced" \
+		get "$d/bypid.json" munmap $((16 << 20)) --pid "$wpid" pid len
+	pycheck "-p PID: the other process's munmap (in the same session) is not" \
+		absent "$d/bypid.json" "$opid" "-p $wpid"
+	check_eq "-p PID: exits 0 by itself when the process exits" "$TOOL_RC" 0
+else
+	map_wait pother; map_wait pwanted
+	fail_n $N_P "-p PID: the workloads and the tool started: $(tail -n 2 "$d/bypid.err" 2>/dev/null | tr '\n' ' ')"
+fi
 
-# -d: stops by itself.
-t0=$(date +%s)
-timeout 120 "$SNOOP" -d 2 >"$d/dur.out" 2>"$d/dur.err"
-rc=$? t=$(($(date +%s) - t0))
-check "-d 2: exits 0 by itself (exit $rc after ${t}s, including attach)" [ "$rc" = 0 ]
+# -c COMM: the same with a name filter; the other process runs the same
+# binary under another name. Stopped with SIGINT: exit 0 and the summary.
+if map_start cother -s 16 -n other-name && opid=$MAP_PID &&
+   map_start cwanted -s 16 && wpid=$MAP_PID &&
+   tool_start byname "$d/byname.json" "$d/byname.err" "$SNOOP" -j -c munmapsnoop_map; then
+	map_wait cother; orc=$MAP_RC
+	map_wait cwanted; wrc=$MAP_RC
+	tool_stop byname
+	pycheck "-c COMM: this command's 16 MiB munmap is traced (other's exit $orc, wanted's $wrc)" \
+		get "$d/byname.json" munmap $((16 << 20)) --pid "$wpid" pid comm
+	pycheck "-c COMM: another command's munmap (in the same session) is not" \
+		absent "$d/byname.json" "$opid" "-c munmapsnoop_map"
+	check_eq "Ctrl-C: exit status" "$TOOL_RC" 0
+	# exactly one call: the wanted munmap (the workload makes no other
+	# after its gate, and the other has another name)
+	check "summary: one call, a munmap: $(grep -m1 '^munmapsnoop: [0-9]* calls' "$d/byname.err")" \
+		grep -q '^munmapsnoop: 1 calls (munmap 1, brk 0, mremap 0)' "$d/byname.err"
+	check "summary: the lost-event counts, all 0" \
+		grep -q '^lost: 0 events (ring buffer full), 0 calls untraced (map full), 0 waiters uncounted' "$d/byname.err"
+	check "summary: a log2 histogram in usecs" grep -q 'usecs.*distribution' "$d/byname.err"
+else
+	map_wait cother; map_wait cwanted
+	fail_n $N_C "-c COMM: the workloads and the tool started: $(tail -n 2 "$d/byname.err" 2>/dev/null | tr '\n' ' ')"
+fi
+
+# -d: stops by itself, not before its time (counted from before "Tracing")
+if tool_start dur "$d/dur.out" "$d/dur.err" "$SNOOP" -d 2; then
+	t0=$(date +%s%N)
+	tool_stop dur none
+	t=$((($(date +%s%N) - t0) / 1000000))
+	check_eq "-d 2: exits 0 by itself" "$TOOL_RC" 0
+	check_range "-d 2: ran on after attaching, ms (>= 2000 - 100 for the attach poll)" "$t" 1900 1000000
+else
+	fail_n 2 "-d 2: started: $(tail -n 2 "$d/dur.err" | tr '\n' ' ')"
+fi
+
+pycheck "every JSON line parses and has the schema-1 keys and types" schema "$d/bypid.json" "$d/byname.json"
 finish

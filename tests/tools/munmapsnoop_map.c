@@ -6,11 +6,13 @@
  * shrink -- optionally while N threads page-fault in their own small
  * mapping of the same mm (mmap_lock readers).
  *
- * Usage: munmapsnoop_map [-s MiB] [-o munmap|brk|mremap] [-f N] [-g]
+ * Usage: munmapsnoop_map [-s MiB] [-o munmap|brk|mremap] [-f N] [-g] [-n NAME]
  *   -s MiB  size (default 256)
  *   -o OP   how to unmap (default munmap); brk allows no -f
  *   -f N    N faulting threads (default 0)
  *   -g      print "ready PID" and wait for a line on stdin before the call
+ *   -n NAME set the command name (comm) to NAME first, e.g. to be the
+ *           process a `-c COMM` filter must leave out
  *
  * Prints one line: "op=OP start=0xADDR len=BYTES t0_ns=.. t1_ns=..
  * elapsed_ns=.. ret=.. fault_max_ns=.. faults_during=.." (CLOCK_MONOTONIC,
@@ -26,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -105,14 +108,20 @@ int main(int argc, char **argv)
 	size_t len;
 
 	setvbuf(stdout, outbuf, _IOLBF, sizeof(outbuf));	/* no malloc: brk */
-	while ((c = getopt(argc, argv, "s:o:f:g")) != -1) {
+	while ((c = getopt(argc, argv, "s:o:f:gn:")) != -1) {
 		switch (c) {
 		case 's': size = strtoul(optarg, NULL, 0) * MIB; break;
 		case 'o': op = optarg; break;
 		case 'f': nfault = atoi(optarg); break;
 		case 'g': gate = 1; break;
+		case 'n':
+			if (prctl(PR_SET_NAME, optarg)) {
+				perror("prctl(PR_SET_NAME)");
+				return 1;
+			}
+			break;
 		default:
-			fprintf(stderr, "usage: %s [-s MiB] [-o munmap|brk|mremap] [-f N] [-g]\n", argv[0]);
+			fprintf(stderr, "usage: %s [-s MiB] [-o munmap|brk|mremap] [-f N] [-g] [-n NAME]\n", argv[0]);
 			return 2;
 		}
 	}

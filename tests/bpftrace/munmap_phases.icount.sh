@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# bpf/bpftrace/munmap_phases.bt compiles, attaches and, on 256 MiB populated
+# munmaps (4 KiB pages) with a /proc/self/cmdline reader and an mprotect
+# writer thread next to them, prints per-call lines whose phases fit the
+# mode:
+#   downgrade: total >= unmap_region, read-hold ~ unmap_region, short write;
+#   exclusive: write-hold ~ total, no read phase;
+#   section:   several write holds in the one call (the writer's waiting
+#              makes the kernel drop the lock between 16 MiB sections), one
+#              unmap_region() per section.
+# One bpftrace session (it takes 10-30 s to attach under TCG), PID-filtered
+# on one bt_munmap that does one iteration per mode (-g: the test sets the
+# mode between iterations). With the PID filter every call the maps count
+# must also have its line: @calls equals the lines printed.
+#
+# An icount file: one vCPU, guest time counts instructions. The reader and
+# writer threads still get in the munmap's way on one vCPU: the zap calls
+# cond_resched(), the woken writer runs there, queues on the read-held (or
+# write-held) lock and sleeps, and the munmap goes on. The bounds compare
+# the script's durations with each other and with the workload's clock
+# (guest clocks): tests/bpftrace/bt_check.py (phases), with the figures.
+. "${0%/*}/bt_lib.sh"	# no exec before its ticker
+modes=(downgrade exclusive section)
+# Checks: BTF offset, attach, a mode set per mode, workload, stop, the
+# per-call checks (one subtest), 5 at the end.
+plan $((1 + 1 + ${#modes[@]} + 1 + 1 + 1 + 5))
+d=$(test_out bpftrace-munmap_phases)
+out=$d/bpftrace.out
+len=$((256 << 20)) sect=$((16 << 20))
+
+off=$(bt_mmoff)
+if [[ ${off:-} =~ ^[0-9]+$ ]] && [ "$off" -gt 0 ]; then
+	ok "offsetof(struct mm_struct, mmap_lock) = $off from BTF"
+else
+	fail "offsetof(struct mm_struct, mmap_lock) from BTF: pahole gave '${off:-nothing}'"
+	off=0
+fi
+
+bt_target "$d/workload.out" -s 256 -w -n "${#modes[@]}" || abort "$BT_WHY"
+pid=$BT_TPID
+bt_start munmap_phases "$out" "$pid" "$off" ||
+	abort "munmap_phases.bt compiles and attaches: $(tail -n 3 "$out" | tr '\n' ' ')"
+ok "munmap_phases.bt compiles and attaches (PID $pid)"
+
+ready=1
+for i in "${!modes[@]}"; do
+	m=${modes[$i]}
+	if [ "$ready" = 1 ] && { [ "$i" = 0 ] || bt_next "$i"; }; then
+		# section: 16 MiB sections, so that the 256 MiB munmap has many.
+		check "set vm.munmap_lock_mode=$m" set_mode "$m" $([ "$m" = section ] && echo "$sect")
+		bt_go
+	else
+		ready=0
+		fail "set vm.munmap_lock_mode=$m: bt_munmap did not get ready for iteration $i"
+	fi
+done
+bt_end
+check_eq "bt_munmap (PID $pid) exits 0" "$?" 0
+set_mode downgrade
+bt_stop munmap_phases "$out" || abort "munmap_phases.bt printed no maps to check"
+cp "$out" "$d/munmap_phases.txt"
+
+# Per mode: the call's line (mode, phases) against the workload's clock
+# and the other phases; bt_check.py phases has the bounds, with the
+# figures they were measured from.
+SUBTEST_ERR=$d/bt_check.err
+subtest "munmap_phases: per-call lines of the 256 MiB munmaps fit their modes" \
+	$BT_CHECK phases "$out" "$d/workload.out" "$pid" "$len" "$sect" "${modes[@]}"
+
+nlines=$(grep -cE '^ *[^ ].*-[0-9]+ +\[[0-9]+\] .*\|  } /\* len=' "$out")
+ncalls=$(map_sum "$out" calls)
+check "munmap_phases: a line for every call counted in @calls (lines $nlines, @calls $ncalls, want ${#modes[@]})" \
+	[ "$nlines.$ncalls" = "${#modes[@]}.${#modes[@]}" ]
+for h in total_us unmap_region_us write_hold_us; do
+	n=$(hist_count "$out" "$h")
+	check "munmap_phases prints @$h at exit ($n calls)" [ "$n" = "${#modes[@]}" ]
+done
+# Negative; the histograms above show that END ran and the maps printed.
+check "munmap_phases END clears its scratch maps (no @start/@wsum printed)" \
+	bash -c "! grep -qE '^@(start|wsum|rsum|len|active)\\[' '$out'"
+finish
