@@ -207,9 +207,10 @@ if run wait $N_WAIT "-n 64 -s" -r 2000 write:20000 write:20000 write:20000; then
 	check "wait: the reader blocked for the hold minus its 2 ms delay: own - (hold - 2 ms) =${devs:- nothing} ns, allowed [$((lo - MARGIN)), $((hi + MARGIN))]" \
 		test -z "$bad" -a "${#selfw[@]}" = 3
 	hold_pid=$(sed -n 's/^ready \([0-9]*\)/\1/p' "$out/wait.hold")
-	check_eq "wait: longest wait blamed on the holder (pid $hold_pid, write phase)" \
-		"$(get wait 'str(o["top_waits"][0]["holder"]["pid"]) + "/" + o["top_waits"][0]["holder"]["phase"] + "/" + o["top_waits"][0]["type"]')" \
-		"$hold_pid/write/read"
+	# the holder is mmls_hold's main thread (tid = pid), the waiter its reader
+	check_eq "wait: longest wait blamed on the holder (pid/tid $hold_pid, write phase), not on the waiting thread" \
+		"$(get wait 'str(o["top_waits"][0]["holder"]["pid"]) + "/" + str(o["top_waits"][0]["holder"]["tid"]) + "/" + o["top_waits"][0]["holder"]["phase"] + "/" + o["top_waits"][0]["type"] + "/" + str(o["top_waits"][0]["tid"] != o["top_waits"][0]["holder"]["tid"])')" \
+		"$hold_pid/$hold_pid/write/read/True"
 	check_eq "wait: -s gives the waiter's kernel stack, through the rwsem slow path" \
 		"$(get wait 'any(f.startswith("rwsem_down_read_slowpath") for w in o["top_waits"] for f in w.get("stack", []))')" True
 fi

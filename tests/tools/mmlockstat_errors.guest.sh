@@ -32,8 +32,8 @@ pycheck() {
 }
 fail_n() { local i; for ((i = 0; i < $1; i++)); do fail "$2"; done; }
 
-N_EXPECT=11 N_HELP=2 N_TERM=3 N_FULL=3 N_COMM=2 N_PROM=4
-plan $((N_EXPECT + N_HELP + N_TERM + N_FULL + N_COMM + N_PROM))
+N_EXPECT=11 N_HELP=2 N_TERM=3 N_FULL=3 N_COMM=2 N_PID=2 N_PROM=4
+plan $((N_EXPECT + N_HELP + N_TERM + N_FULL + N_COMM + N_PID + N_PROM))
 [ -x "$TOOL" ] || abort "bpf/mmlockstat is built (make tools)"
 [ -x "$TESTBIN/mmls_hold" ] && [ -x "$TESTBIN/munmapsnoop_map" ] ||
 	abort "tests/bin/mmls_hold and munmapsnoop_map are built (make -C tests/tools)"
@@ -105,6 +105,36 @@ if tool_start comm "$out/comm.json" "$out/comm.err" "$TOOL" -c mmls_hold -j -n 6
 		"$($CHECK get "$out/comm.json" 'sorted(set(t["comm"] for t in o["top_holds"]))')" "['mmls_hold']"
 else
 	fail_n $N_COMM "-c: mmlockstat started: $(tail -n 1 "$out/comm.err")"
+fi
+
+# -p PID: only that process's holds. mmls_hold waits (-g) while the tool
+# attaches with -p its pid; another process (munmapsnoop_map renamed
+# other-name) munmaps 8 MiB in the same session first, then mmls_hold does.
+fifo=$(mktemp -u /tmp/mmls_go.XXXXXX)	# not on 9p: no fifos there
+mkfifo "$fifo"
+"$TESTBIN/mmls_hold" -g munmap:8 <"$fifo" >"$out/pid.hold" 2>&1 &
+hpid=$!
+exec 3>"$fifo"
+rm -f "$fifo"
+if wait_for "$out/pid.hold" '^ready' "$TOOL_ATTACH_S" "$hpid" &&
+   tool_start pid "$out/pid.json" "$out/pid.err" "$TOOL" -p "$hpid" -j -n 64; then
+	"$TESTBIN/munmapsnoop_map" -n other-name -s 8 >"$out/pid.other" 2>&1
+	orc=$?
+	echo go >&3
+	exec 3>&-
+	wait "$hpid"
+	hrc=$?
+	tool_stop pid
+	check_eq "-p $hpid: its 8 MiB munmap seen as a downgraded hold (exit $hrc; tool exit $TOOL_RC)" \
+		"$($CHECK get "$out/pid.json" '[(t["pid"], t["op"], t["kind"]) for t in o["top_holds"] if t["op"] == "munmap"][:1]')" \
+		"[($hpid, 'munmap', 'downgrade')]"
+	check_eq "-p $hpid: another process's munmap (same session, exit $orc) is not seen: top holds' pids" \
+		"$($CHECK get "$out/pid.json" 'sorted(set(t["pid"] for t in o["top_holds"]))')" "[$hpid]"
+else
+	exec 3>&-
+	kill "$hpid" 2>/dev/null
+	wait "$hpid"
+	fail_n $N_PID "-p: mmls_hold ready and mmlockstat started: $(tail -n 1 "$out/pid.err" 2>/dev/null)"
 fi
 
 # --prometheus: /metrics on 127.0.0.1 by default

@@ -42,19 +42,20 @@ W_EX_WH_UR="6227 6588"	# exclusive: write hold - unmap_region: 6227-6588
 W_EX_SYS="12399 12444"	# exclusive: workload's syscall time - total: 12399-12444
 W_EXF_TOUCH="53924 54526"	# exclusive+faulter: its longest page touch - longest wait: 53924-54526
 # exclusive+faulter: total - longest wait, i.e. how far into the call the
-# faulting thread first ran and blocked: 3340502-7380116, a 4.04 ms spread,
-# one scheduler tick (CONFIG_HZ=250): where in a tick the call starts. Its
-# own margin, 0.5 ms: the check catches a wait that began with the call
-# (total - wait ~ 0) or one counted from the wrong event.
-W_EXF_LATE="3340502 7380116"
-MARGIN_LATE=500000
+# faulting thread first ran and blocked, is printed, not checked: the
+# scheduler decides it (when CFS preempts the munmap thread for the faulter
+# depends on both threads' vruntime, which depends on earlier 9p waits), so
+# icount does not make it repeat: 3.34-7.38 ms over n=22, then 7.90 ms in a
+# CI run. Where the wait lies is checked against the thread's own clock
+# instead (W_EXF_TOUCH): a wait counted from the call's start or from any
+# other event than the thread's block fails that check.
 # The calls of the session: NAME MODE WORKLOAD-ARGS
 CALLS=("secf section -s $MIB -f 1" "dg downgrade -s $MIB" "ex exclusive -s $MIB"
        "exf exclusive -s $MIB -f 1"
        "sec0 section -s $MIB" "brk downgrade -s 64 -o brk"
        "mremap downgrade -s 64 -o mremap" "brkx exclusive -s 64 -o brk")
 # checks per call below, in order
-N_SECF=4 N_DG=9 N_EX=8 N_EXF=5 N_SEC0=2 N_BRK=3
+N_SECF=4 N_DG=9 N_EX=8 N_EXF=4 N_SEC0=2 N_BRK=3
 plan $((1 + ${#CALLS[@]} + N_SECF + N_DG + N_EX + N_EXF + N_SEC0 + N_BRK + 1))
 snoop_setup munmapsnoop-phases
 SPREAD=$d/spread.txt
@@ -159,8 +160,7 @@ echo "# exclusive+faulter: workload fault_max_ns=$fm"
 check "exclusive+faulter: the blocked reader counted (read_waiters=${rw:-} wait_ns=${wait:-})" \
 	[ "${rw:-0}" -ge 1 -a "${wait:-0}" -gt 0 ]
 check_le "exclusive+faulter: the longest wait <= the call" "${maxw:-}" "${total:-}"
-within "exclusive+faulter: the call - the longest wait (when it began), ns" exf/LATE \
-	$((${total:-0} - ${maxw:-0})) "$W_EXF_LATE" "$MARGIN_LATE"
+echo "# exclusive+faulter: the call - the longest wait (when it began, the scheduler's choice) ns=$((${total:-0} - ${maxw:-0}))"
 within "exclusive+faulter: its longest page touch - the longest wait, ns" exf/TOUCH \
 	$((fm - ${maxw:-0})) "$W_EXF_TOUCH"
 
