@@ -895,6 +895,7 @@ static __always_inline void read_start(void *ctx, u64 lock, bool any_mm)
 		c->slot.lock = lock;
 		c->slot.ts = now;
 		c->slot.task = (u64)task;
+		c->slot.own = !any_mm || own_mmap_lock(task, lock);
 		c->slot.stackid = want_stacks ? stack_id(ctx) : -1;
 		return;
 	}
@@ -918,15 +919,21 @@ static __always_inline void read_released(void *ctx, u64 lock, bool any_mm)
 	u64 now, d, start;
 	s32 stackid;
 
-	if (!any_mm && !own_mmap_lock(task, lock))
-		return;
+	/* This CPU's slot first, before the own-mm test: exec takes the old
+	 * mm's lock for read and releases it after the task switched to the
+	 * new mm, exit after it set current->mm to NULL, so the release is
+	 * of a lock that is no longer the task's own. */
 	c = rcpu_here();
 	if (c && c->slot.lock == lock && c->slot.task == (u64)task) {
 		start = c->slot.ts;
 		stackid = c->slot.stackid;
 		c->slot.lock = 0;
+		if (c->slot.own && !own_mmap_lock(task, lock))
+			count(C_LEFT_MM);
 		goto hold;
 	}
+	if (!any_mm && !own_mmap_lock(task, lock))
+		return;
 	/* slow path: a downgraded read phase, a spilled or migrated hold */
 	t = bpf_task_storage_get(&rtasks, task, 0, 0);
 	if (t && t->dg && (!any_mm || own_mmap_lock(task, lock))) {
@@ -1024,6 +1031,50 @@ SEC("fentry/up_read")
 int BPF_PROG(up_read_entry, struct rw_semaphore *sem)
 {
 	read_released(ctx, (u64)sem, false);
+	return 0;
+}
+
+/* --full: the current task left an mm (exec, exit) and may have released
+ * that mm's read lock after leaving it (exec_mmap() after the switch to
+ * the new mm, exit_mm() after clearing current->mm). read_released()
+ * timed such a hold if it sat in that CPU's slot; one that migrated to
+ * another CPU or was kept in task storage was not found (its lock was no
+ * longer the task's own): free it here, untimed and counted, so no slot
+ * stays claimed by a lock that may be freed and reused by another mm. */
+static __always_inline void left_mm(u64 mine)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct rtask *t;
+
+	for (u32 cpu = 0; cpu < MAX_RCPUS; cpu++) {
+		struct rslot *r = &rcpus[cpu].slot;
+
+		if (cpu >= nr_cpus)
+			break;
+		if (r->task == (u64)task && r->lock && r->lock != mine) {
+			r->lock = 0;
+			count(C_LEFT_MM_UNTIMED);
+		}
+	}
+	t = bpf_task_storage_get(&rtasks, task, 0, 0);
+	if (t && t->ts && t->lock != mine) {
+		t->ts = 0;
+		count(C_LEFT_MM_UNTIMED);
+	}
+}
+
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(exec_done)
+{
+	left_mm(current_mmap_lock());
+	return 0;
+}
+
+/* after exit_mm(): current->mm is NULL, every read hold is a left one */
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(exit_done)
+{
+	left_mm(0);
 	return 0;
 }
 

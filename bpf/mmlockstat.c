@@ -383,6 +383,7 @@ struct snap {
 	struct hist h[NR_HISTS];
 	unsigned long long max[NR_HISTS];
 	unsigned long long c[NR_COUNTERS];
+	unsigned long long open_reads;	/* --full: read holds not ended yet */
 };
 
 static struct snap prev;	/* cumulative at the last print */
@@ -445,6 +446,8 @@ static void read_snap(struct snap *s, bool reset_max)
 		struct rcpu *r = &obj->bss->rcpus[c];
 
 		hist_acc(&s->h[H_READ_HOLD], &r->hold);
+		if (r->slot.lock)
+			s->open_reads++;
 		if (r->max > s->max[H_READ_HOLD])
 			s->max[H_READ_HOLD] = r->max;
 		if (reset_max)
@@ -488,6 +491,9 @@ static void print_text(const struct snap *d, double secs)
 	printf("\n%s  mmap_lock over %.2fs  drops %llu  unended-read-phases %llu\n",
 	       t, secs, d->c[C_DROP_RINGBUF] + d->c[C_DROP_MAP],
 	       d->c[C_UNENDED]);
+	if (env.full && d->c[C_LEFT_MM_UNTIMED])
+		printf("warning: %llu read hold(s) released after exec/exit left the mm, "
+		       "on another CPU: not timed\n", d->c[C_LEFT_MM_UNTIMED]);
 	for (int i = 0; i < NR_HISTS; i++) {
 		const struct hist *h = &d->h[i];
 
@@ -671,6 +677,11 @@ static void print_json(const struct snap *d, double secs)
 	jw_ku64(&w, "drops_ringbuf", d->c[C_DROP_RINGBUF]);
 	jw_ku64(&w, "drops_map", d->c[C_DROP_MAP]);
 	jw_ku64(&w, "unended_read_phases", d->c[C_UNENDED]);
+	if (env.full) {
+		jw_ku64(&w, "read_holds_left_mm", d->c[C_LEFT_MM]);
+		jw_ku64(&w, "read_holds_left_mm_untimed", d->c[C_LEFT_MM_UNTIMED]);
+		jw_ku64(&w, "read_holds_open", d->open_reads);
+	}
 	jw_obj_close(&w);
 	putchar('\n');
 	fflush(stdout);
@@ -940,6 +951,8 @@ static int open_and_load(bool kprobes, bool *have_wait, bool *have_trylock)
 			(!read_tp || read_progs[i].blocking));
 	bpf_program__set_autoload(obj->progs.tpb_acquire_returned, read_tp && !kprobes);
 	bpf_program__set_autoload(obj->progs.tpb_released, read_tp && !kprobes);
+	bpf_program__set_autoload(obj->progs.exec_done, env.full && !kprobes);
+	bpf_program__set_autoload(obj->progs.exit_done, env.full && !kprobes);
 	obj->rodata->full_fentry = env.full && !kprobes && !read_tp;
 	obj->rodata->full_tp = read_tp && !kprobes;
 	obj->rodata->nr_cpus = ncpus;

@@ -50,7 +50,7 @@ struct rslot {			/* one read hold started on this CPU */
 	unsigned long long ts;
 	unsigned long long task;	/* struct task_struct * of the reader */
 	int stackid;
-	unsigned int pad;
+	unsigned int own;		/* the lock was the reader's own mm's */
 };
 
 struct rcpu {
@@ -63,6 +63,8 @@ enum counter_id {
 	C_DROP_RINGBUF = 0,	/* event lost: ring buffer full */
 	C_DROP_MAP,		/* hold or wait not tracked: map full */
 	C_UNENDED,		/* downgraded read phase whose end was not seen */
+	C_LEFT_MM,		/* --full: read hold released after exec/exit left its mm */
+	C_LEFT_MM_UNTIMED,	/* --full: such a hold whose release was not seen */
 	C_TP_MEMCG_ID,		/* --full: tracepoints carry memcg_id (cheap) */
 	C_TP_MEMCG_PATH,	/* --full: tracepoints carry memcg_path (6.1) */
 	NR_COUNTERS,

@@ -425,7 +425,23 @@ int BPF_KRETPROBE(unmap_region_exit)
 	return 0;
 }
 
-/* Fallback when unmap_region is inlined: unmap_vmas + free_pgtables. */
+/* 6.12: munmap zaps in vms_clear_ptes() (when it is not inlined) */
+SEC("kprobe/vms_clear_ptes")
+int BPF_KPROBE(vms_clear_ptes_entry)
+{
+	region_begin();
+	return 0;
+}
+
+SEC("kretprobe/vms_clear_ptes")
+int BPF_KRETPROBE(vms_clear_ptes_exit)
+{
+	region_end(true);
+	return 0;
+}
+
+/* Fallback when neither can be probed: unmap_vmas + free_pgtables +
+ * tlb_finish_mmu, what both do but for the mmu_gather set-up. */
 SEC("fentry/unmap_vmas")
 int BPF_PROG(unmap_vmas_entry)
 {
@@ -449,6 +465,21 @@ int BPF_PROG(free_pgtables_entry)
 
 SEC("fexit/free_pgtables")
 int BPF_PROG(free_pgtables_exit)
+{
+	region_end(false);
+	return 0;
+}
+
+/* ... and tlb_finish_mmu(): the TLB flush and the freeing of the pages */
+SEC("fentry/tlb_finish_mmu")
+int BPF_PROG(tlb_finish_mmu_entry)
+{
+	region_begin();
+	return 0;
+}
+
+SEC("fexit/tlb_finish_mmu")
+int BPF_PROG(tlb_finish_mmu_exit)
 {
 	region_end(false);
 	return 0;

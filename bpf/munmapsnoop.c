@@ -432,7 +432,7 @@ int main(int argc, char **argv)
 	struct ring_buffer *rb = NULL;
 	struct munmapsnoop_bpf *obj = NULL;
 	unsigned long long deadline = 0;
-	bool have_region, have_fallback, have_waits;
+	bool have_region, have_vms_clear, have_fallback, have_waits, vms;
 	char buf[256];
 	size_t i;
 	int err;
@@ -475,21 +475,40 @@ int main(int argc, char **argv)
 	obj->rodata->min_ns = env.min_us * 1000;
 	obj->rodata->mode_addr = kallsyms_data_addr("sysctl_munmap_lock_mode");
 
-	/* unmap_region(): kprobe; else unmap_vmas + free_pgtables; else none. */
-	have_region = kallsyms_has_func("unmap_region");
-	have_fallback = !have_region && btf_func("unmap_vmas") && btf_func("free_pgtables");
+	/* Where munmap zaps the range. 6.1-6.11: unmap_region() (kprobe: 7
+	 * arguments). 6.12 and later (struct vma_munmap_struct in BTF):
+	 * vms_complete_munmap_vmas() -> vms_clear_ptes(), static (inlined, or
+	 * refused by kprobes), while unmap_region() only serves mmap's error
+	 * path: probe vms_clear_ptes(), else unmap_vmas() + free_pgtables() +
+	 * tlb_finish_mmu() (the rest of what both do), else none. */
+	vms = btf_has("vma_munmap_struct", BTF_KIND_STRUCT);
+	have_vms_clear = vms && kprobe_traceable("vms_clear_ptes");
+	have_region = !vms && kprobe_traceable("unmap_region");
+	have_fallback = !have_region && !have_vms_clear &&
+			btf_func("unmap_vmas") && btf_func("free_pgtables") &&
+			btf_func("tlb_finish_mmu");
 	bpf_program__set_autoload(obj->progs.unmap_region_entry, have_region);
 	bpf_program__set_autoload(obj->progs.unmap_region_exit, have_region);
+	bpf_program__set_autoload(obj->progs.vms_clear_ptes_entry, have_vms_clear);
+	bpf_program__set_autoload(obj->progs.vms_clear_ptes_exit, have_vms_clear);
 	bpf_program__set_autoload(obj->progs.unmap_vmas_entry, have_fallback);
 	bpf_program__set_autoload(obj->progs.unmap_vmas_exit, have_fallback);
 	bpf_program__set_autoload(obj->progs.free_pgtables_entry, have_fallback);
 	bpf_program__set_autoload(obj->progs.free_pgtables_exit, have_fallback);
-	if (have_fallback)
-		fprintf(stderr, "munmapsnoop: note: unmap_region() not in kallsyms (inlined?): "
-			"unmap_region_ns times unmap_vmas() + free_pgtables() instead\n");
+	bpf_program__set_autoload(obj->progs.tlb_finish_mmu_entry, have_fallback);
+	bpf_program__set_autoload(obj->progs.tlb_finish_mmu_exit, have_fallback);
+	if (have_vms_clear)
+		fprintf(stderr, "munmapsnoop: note: munmap zaps in vms_clear_ptes() on this kernel "
+			"(not unmap_region()): unmap_region_ns times vms_clear_ptes()\n");
+	else if (have_fallback)
+		fprintf(stderr, "munmapsnoop: note: %s: "
+			"unmap_region_ns times unmap_vmas() + free_pgtables() + tlb_finish_mmu() instead\n",
+			vms ? "munmap zaps in vms_clear_ptes() on this kernel, which kprobes cannot attach to"
+			    : "unmap_region() not in kallsyms (inlined?)");
 	else if (!have_region)
-		fprintf(stderr, "munmapsnoop: note: neither unmap_region() nor unmap_vmas()/free_pgtables() "
-			"can be probed: unmap_region_ns and sections stay 0\n");
+		fprintf(stderr, "munmapsnoop: note: neither %s nor unmap_vmas()/free_pgtables()/tlb_finish_mmu() "
+			"can be probed: unmap_region_ns and sections stay 0\n",
+			vms ? "vms_clear_ptes()" : "unmap_region()");
 
 	if (!btf_func("down_write")) {
 		bpf_program__set_autoload(obj->progs.down_write_entry, false);

@@ -154,6 +154,30 @@ bool kallsyms_has_func(const char *name)
 	return ksyms__get_symbol(cache, name) != NULL;
 }
 
+bool kprobe_traceable(const char *name)
+{
+	static const char *const lists[] = {
+		"/sys/kernel/tracing/available_filter_functions",
+		"/sys/kernel/debug/tracing/available_filter_functions",
+	};
+	char line[256];
+	size_t n = strlen(name);
+	bool found = false;
+	FILE *f = NULL;
+
+	if (!kallsyms_has_func(name))
+		return false;
+	for (size_t i = 0; i < sizeof(lists) / sizeof(lists[0]) && !f; i++)
+		f = fopen(lists[i], "r");
+	if (!f)		/* no tracefs: kallsyms is all we can go by */
+		return true;
+	while (!found && fgets(line, sizeof(line), f))
+		found = !strncmp(line, name, n) &&
+			(line[n] == '\n' || line[n] == ' ' || line[n] == '\0');
+	fclose(f);
+	return found;
+}
+
 /* ---- log2 histograms --------------------------------------------------- */
 
 unsigned long long log2_slot_low(int slot)

@@ -29,6 +29,10 @@ const struct ksym *ksyms__get_symbol(const struct ksyms *ksyms, const char *name
 bool vmlinux_btf_has_func(const char *name);
 /* Is @name in /proc/kallsyms as a text symbol (kprobes can attach)? */
 bool kallsyms_has_func(const char *name);
+/* Can a kprobe attach to @name? In kallsyms and, where tracefs can be read,
+ * in available_filter_functions (a static function the compiler split or
+ * marked notrace is in kallsyms and still refused, -EINVAL). */
+bool kprobe_traceable(const char *name);
 /* /sys/kernel/btf/vmlinux exists. */
 bool kernel_has_btf(void);
 

@@ -110,18 +110,12 @@ fi
 # -p PID: only that process's holds. mmls_hold waits (-g) while the tool
 # attaches with -p its pid; another process (munmapsnoop_map renamed
 # other-name) munmaps 8 MiB in the same session first, then mmls_hold does.
-fifo=$(mktemp -u /tmp/mmls_go.XXXXXX)	# not on 9p: no fifos there
-mkfifo "$fifo"
-"$TESTBIN/mmls_hold" -g munmap:8 <"$fifo" >"$out/pid.hold" 2>&1 &
-hpid=$!
-exec 3>"$fifo"
-rm -f "$fifo"
-if wait_for "$out/pid.hold" '^ready' "$TOOL_ATTACH_S" "$hpid" &&
+if gated_start pid "$TESTBIN/mmls_hold" -g munmap:8 &&
+   hpid=$GATED_PID &&
    tool_start pid "$out/pid.json" "$out/pid.err" "$TOOL" -p "$hpid" -j -n 64; then
 	"$TESTBIN/munmapsnoop_map" -n other-name -s 8 >"$out/pid.other" 2>&1
 	orc=$?
-	echo go >&3
-	exec 3>&-
+	gated_go
 	wait "$hpid"
 	hrc=$?
 	tool_stop pid
@@ -131,10 +125,8 @@ if wait_for "$out/pid.hold" '^ready' "$TOOL_ATTACH_S" "$hpid" &&
 	check_eq "-p $hpid: another process's munmap (same session, exit $orc) is not seen: top holds' pids" \
 		"$($CHECK get "$out/pid.json" 'sorted(set(t["pid"] for t in o["top_holds"]))')" "[$hpid]"
 else
-	exec 3>&-
-	kill "$hpid" 2>/dev/null
-	wait "$hpid"
-	fail_n $N_PID "-p: mmls_hold ready and mmlockstat started: $(tail -n 1 "$out/pid.err" 2>/dev/null)"
+	[ -n "$GATED_PID" ] && gated_abort
+	fail_n $N_PID "-p: mmls_hold ready and mmlockstat started: $(tail -n 1 "$out/pid.err" 2>/dev/null)$(head -n 1 "$out/pid.hold.err" 2>/dev/null)"
 fi
 
 # --prometheus: /metrics on 127.0.0.1 by default

@@ -7,28 +7,44 @@ CHECK="$PY $TOP/tests/tools/mmlockstat_check.py"
 # are done, SIGINT the tool (tool_stop). Output in $out/NAME.{hold,json,err}.
 # Returns 1 (reason in $out/NAME.err) if the holder or the tool did not
 # start, or the tool did not exit 0; MMLS_RC is the tool's exit status.
-mmls_run() {
-	local name=$1 targs=$2 fifo hpid rc=0 t0 t1 t2
-	shift 2
-	MMLS_RC=
+# gated_start NAME CMD...: start CMD, a workload that prints "ready PID" and
+# waits for a line on stdin (mmls_hold -g, mmls_exec), with a fifo on its
+# stdin held open here as fd 3; its stdout in $out/NAME.hold, stderr in
+# $out/NAME.hold.err. Waits until it is ready; sets GATED_PID. Returns 1
+# (the workload reaped) if it was not ready within TOOL_ATTACH_S.
+gated_start() {
+	local name=$1 fifo
+	shift
+	GATED_PID=
 	fifo=$(mktemp -u /tmp/mmls_go.XXXXXX)	# not on 9p: no fifos there
 	mkfifo "$fifo" || return 1
-	"$HOLD" -g "$@" <"$fifo" >"$out/$name.hold" 2>"$out/$name.hold.err" &
-	hpid=$!
+	"$@" <"$fifo" >"$out/$name.hold" 2>"$out/$name.hold.err" &
+	GATED_PID=$!
 	exec 3>"$fifo"
 	rm -f "$fifo"
-	if ! wait_for "$out/$name.hold" '^ready' "$TOOL_ATTACH_S" "$hpid"; then
+	wait_for "$out/$name.hold" '^ready' "$TOOL_ATTACH_S" "$GATED_PID" && return 0
+	gated_abort
+	return 1
+}
+# gated_go: let the workload gated_start started go.
+gated_go() { echo go >&3; exec 3>&-; }
+# gated_abort: stop it instead, and reap it.
+gated_abort() { exec 3>&-; kill "$GATED_PID" 2>/dev/null; wait "$GATED_PID"; }
+
+mmls_run() {
+	local name=$1 targs=$2 hpid rc=0 t0 t1 t2
+	shift 2
+	MMLS_RC=
+	if ! gated_start "$name" "$HOLD" -g "$@"; then
 		echo "mmls_run: mmls_hold not ready: $(head -n 2 "$out/$name.hold.err")" >"$out/$name.err"
-		exec 3>&-
-		wait "$hpid"
 		return 1
 	fi
+	hpid=$GATED_PID
 	t0=$SECONDS
 	# shellcheck disable=SC2086
 	tool_start "$name" "$out/$name.json" "$out/$name.err" "$TOOL" -p "$hpid" -j $targs || rc=1
 	t1=$SECONDS
-	echo go >&3
-	exec 3>&-
+	gated_go
 	wait "$hpid" || echo "mmls_run: mmls_hold exit $?: $(head -n 2 "$out/$name.hold.err")" >>"$out/$name.err"
 	t2=$SECONDS
 	tool_stop "$name" || rc=1
