@@ -504,7 +504,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "munmapsnoop: note: %s: "
 			"unmap_region_ns times unmap_vmas() + free_pgtables() + tlb_finish_mmu() instead\n",
 			vms ? "munmap zaps in vms_clear_ptes() on this kernel, which kprobes cannot attach to"
-			    : "unmap_region() not in kallsyms (inlined?)");
+			    : "unmap_region() cannot be probed (inlined, or refused by kprobes)");
 	else if (!have_region)
 		fprintf(stderr, "munmapsnoop: note: neither %s nor unmap_vmas()/free_pgtables()/tlb_finish_mmu() "
 			"can be probed: unmap_region_ns and sections stay 0\n",

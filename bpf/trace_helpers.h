@@ -30,8 +30,8 @@ bool vmlinux_btf_has_func(const char *name);
 /* Is @name in /proc/kallsyms as a text symbol (kprobes can attach)? */
 bool kallsyms_has_func(const char *name);
 /* Can a kprobe attach to @name? In kallsyms and, where tracefs can be read,
- * in available_filter_functions (a static function the compiler split or
- * marked notrace is in kallsyms and still refused, -EINVAL). */
+ * in available_filter_functions: a function in kallsyms but not in that
+ * list is refused (-EINVAL), e.g. vms_clear_ptes on Debian's 6.12.118. */
 bool kprobe_traceable(const char *name);
 /* /sys/kernel/btf/vmlinux exists. */
 bool kernel_has_btf(void);

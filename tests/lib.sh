@@ -75,6 +75,11 @@ subtest() {
 # abort WHY: a prerequisite is missing; one failing check, then stop (the
 # harness also reports the checks the plan promised and never ran).
 abort() { fail "$*"; finish; }
+# fail_n N WHAT: N failing checks (the checks a failed step could not run)
+fail_n() {
+	local i
+	for ((i = 0; i < $1; i++)); do fail "$2"; done
+}
 
 # Directory for diagnostics; shared with the host when run by tests/run.
 test_out() {

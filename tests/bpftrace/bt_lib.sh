@@ -124,12 +124,6 @@ bt_stop() {
 	return 1
 }
 
-# nfail N WHAT: N failing checks in place of the N that could not run.
-nfail() {
-	local i
-	for ((i = 0; i < $1; i++)); do fail "$2"; done
-}
-
 # hist_count FILE MAP: sum of the counts of a bpftrace hist() printed as @MAP
 # ("@MAP: " with a trailing space, then "[lo, hi)   N |@@@|" lines).
 hist_count() {

@@ -28,12 +28,12 @@ run_mode() {
 	local m=$1 out=$d/bpftrace-$1.out w=$d/workload-$1.out
 	pid=
 	if ! bt_target "$w" -s 256 -w; then
-		nfail 4 "mmap_lock_wait $m: $BT_WHY"
+		fail_n 4 "mmap_lock_wait $m: $BT_WHY"
 		return 1
 	fi
 	pid=$BT_TPID
 	if ! bt_start mmap_lock_wait "$out" "$pid" "${off:-0}"; then
-		nfail 4 "mmap_lock_wait.bt compiles and attaches ($m): $(tail -n 3 "$out" | tr '\n' ' ')"
+		fail_n 4 "mmap_lock_wait.bt compiles and attaches ($m): $(tail -n 3 "$out" | tr '\n' ' ')"
 		return 1
 	fi
 	ok "mmap_lock_wait.bt compiles and attaches ($m, PID $pid)"
@@ -70,7 +70,7 @@ if run_mode downgrade; then
 	# Negative; the check above shows that END ran and printed.
 	check "mmap_lock_wait END clears its scratch maps" bash -c "! grep -qE '^@(wait_start|wait_flags|wait_stack)\\[' '$out'"
 else
-	nfail 6 "mmap_lock_wait downgrade: no session output to check"
+	fail_n 6 "mmap_lock_wait downgrade: no session output to check"
 fi
 
 if run_mode exclusive; then
@@ -78,6 +78,6 @@ if run_mode exclusive; then
 	SUBTEST_ERR=$d/bt_check.err subtest "mmap_lock_wait exclusive: the reader waited for most of the munmap" \
 		$BT_CHECK wait-time "$out" "$d/workload-exclusive.out" exclusive
 else
-	nfail 1 "mmap_lock_wait exclusive: no session output to check"
+	fail_n 1 "mmap_lock_wait exclusive: no session output to check"
 fi
 finish

@@ -21,7 +21,6 @@ d=$(test_out tools-debian)
 SCHECK="$PY $TOP/tests/tools/munmapsnoop_check.py"
 MCHECK="$PY $TOP/tests/tools/mmlockstat_check.py"
 LEN=$((64 << 20))
-fail_n() { local i; for ((i = 0; i < $1; i++)); do fail "$2"; done; }
 # int X: X if it is a non-negative integer, else -1 (a checker's error text)
 int() { if [[ ${1:-} =~ ^[0-9]+$ ]]; then echo "$1"; else echo -1; fi; }
 

@@ -1,57 +1,35 @@
 #!/usr/bin/env bash
 # tests/tools/debian_tools_run.sh OUTDIR: run in a guest booted on one of
 # Debian's kernels by tests/tools/debian-kernels.host.sh (not a test file
-# itself). Runs munmapsnoop over a 64 MiB munmap and mmlockstat --full over
-# an exec chain, and leaves their output in OUTDIR for the host's checks.
-set -u
-top=$(cd "$(dirname "$0")/../.." && pwd)
-o=${1:?usage: debian_tools_run.sh OUTDIR}
-mkdir -p "$o"
-uname -r >"$o/uname"
-bin=$top/tests/bin
-
-# wait_line FILE REGEX PID: until FILE has a line matching REGEX (60 s)
-wait_line() {
-	local i
-	for ((i = 0; i < 600; i++)); do
-		grep -qE "$2" "$1" 2>/dev/null && return 0
-		kill -0 "$3" 2>/dev/null || return 1
-		sleep 0.1
-	done
-	return 1
-}
+# itself: no plan, no checks). Runs munmapsnoop over a 64 MiB munmap and
+# mmlockstat --full over an exec chain with the tests' own helpers
+# (tool_start/tool_stop, gated_start/gated_go), and leaves their output and
+# exit statuses in OUTDIR for the host's checks.
+# shellcheck source=../lib.sh
+. "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/mmls_lib.sh"
+out=${1:?usage: debian_tools_run.sh OUTDIR}
+mkdir -p "$out"
+uname -r >"$out/uname"
 
 # munmapsnoop: the workload's 64 MiB munmap
-"$top/bpf/munmapsnoop" -j -c munmapsnoop_map >"$o/snoop.json" 2>"$o/snoop.err" &
-sp=$!
-if wait_line "$o/snoop.err" 'Hit Ctrl-C' "$sp"; then
-	"$bin/munmapsnoop_map" -s 64 >"$o/map.out" 2>&1
-	echo $? >"$o/map.rc"
+if tool_start snoop "$out/snoop.json" "$out/snoop.err" "$TOP/bpf/munmapsnoop" -j -c munmapsnoop_map; then
+	"$TESTBIN/munmapsnoop_map" -s 64 >"$out/map.out" 2>&1
+	echo $? >"$out/map.rc"
 fi
-kill -INT "$sp" 2>/dev/null
-wait "$sp"
-echo $? >"$o/snoop.rc"
+tool_stop snoop
+echo "$TOOL_RC" >"$out/snoop.rc"
 
 # mmlockstat --full -p: an exec chain of 200 execs and the exit
-fifo=$(mktemp -u /tmp/go.XXXXXX)
-mkfifo "$fifo"
-"$bin/mmls_exec" 200 <"$fifo" >"$o/exec.out" 2>&1 &
-xp=$!
-exec 3>"$fifo"
-rm -f "$fifo"
-if wait_line "$o/exec.out" '^ready' "$xp"; then
-	"$top/bpf/mmlockstat" --full -j -p "$xp" >"$o/mmls.json" 2>"$o/mmls.err" &
-	mp=$!
-	wait_line "$o/mmls.err" 'Hit Ctrl-C' "$mp"
-	echo go >&3
-	exec 3>&-
-	wait "$xp"
-	echo $? >"$o/exec.rc"
-	kill -INT "$mp" 2>/dev/null
-	wait "$mp"
-	echo $? >"$o/mmls.rc"
-else
-	exec 3>&-
-	kill "$xp"
+if gated_start exec "$TESTBIN/mmls_exec" 200; then
+	if tool_start mmls "$out/mmls.json" "$out/mmls.err" "$TOP/bpf/mmlockstat" --full -j -p "$GATED_PID"; then
+		gated_go
+		wait "$GATED_PID"
+		echo $? >"$out/exec.rc"
+		tool_stop mmls
+		echo "$TOOL_RC" >"$out/mmls.rc"
+	else
+		gated_abort
+	fi
 fi
 exit 0

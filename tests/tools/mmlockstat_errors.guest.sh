@@ -30,7 +30,6 @@ pycheck() {
 	shift
 	if msg=$($CHECK "$@" 2>&1); then ok "$what: $msg"; else fail "$what: $msg"; fi
 }
-fail_n() { local i; for ((i = 0; i < $1; i++)); do fail "$2"; done; }
 
 N_EXPECT=11 N_HELP=2 N_TERM=3 N_FULL=3 N_COMM=2 N_PID=2 N_PROM=4
 plan $((N_EXPECT + N_HELP + N_TERM + N_FULL + N_COMM + N_PID + N_PROM))

@@ -29,7 +29,6 @@ N_PER=3
 plan $((${#FLAVOURS[@]} * N_PER))
 [ -x "$TOOL" ] || abort "bpf/mmlockstat is built (make tools)"
 [ -x "$TESTBIN/mmls_exec" ] || abort "tests/bin/mmls_exec is built (make -C tests/tools)"
-fail_n() { local i; for ((i = 0; i < $1; i++)); do fail "$2"; done; }
 
 for fl in "${FLAVOURS[@]}"; do
 	env=()

@@ -2,11 +2,6 @@
 # lib.sh; needs TOOL, HOLD and out set).
 CHECK="$PY $TOP/tests/tools/mmlockstat_check.py"
 
-# mmls_run NAME "TOOL ARGS" HOLD-ARGS...: mmls_hold waits for go;
-# mmlockstat -p its pid (tool_start: until attached); go; once the holds
-# are done, SIGINT the tool (tool_stop). Output in $out/NAME.{hold,json,err}.
-# Returns 1 (reason in $out/NAME.err) if the holder or the tool did not
-# start, or the tool did not exit 0; MMLS_RC is the tool's exit status.
 # gated_start NAME CMD...: start CMD, a workload that prints "ready PID" and
 # waits for a line on stdin (mmls_hold -g, mmls_exec), with a fifo on its
 # stdin held open here as fd 3; its stdout in $out/NAME.hold, stderr in
@@ -31,6 +26,11 @@ gated_go() { echo go >&3; exec 3>&-; }
 # gated_abort: stop it instead, and reap it.
 gated_abort() { exec 3>&-; kill "$GATED_PID" 2>/dev/null; wait "$GATED_PID"; }
 
+# mmls_run NAME "TOOL ARGS" HOLD-ARGS...: mmls_hold waits for go;
+# mmlockstat -p its pid (tool_start: until attached); go; once the holds
+# are done, SIGINT the tool (tool_stop). Output in $out/NAME.{hold,json,err}.
+# Returns 1 (reason in $out/NAME.err) if the holder or the tool did not
+# start, or the tool did not exit 0; MMLS_RC is the tool's exit status.
 mmls_run() {
 	local name=$1 targs=$2 hpid rc=0 t0 t1 t2
 	shift 2

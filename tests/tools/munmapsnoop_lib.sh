@@ -20,12 +20,6 @@ pycheck() {
 	if msg=$($SCHECK "$@" 2>&1); then ok "$what: $msg"; else fail "$what: $msg"; fi
 }
 
-# fail_n N WHAT: N failing checks (the checks a failed step could not run)
-fail_n() {
-	local i
-	for ((i = 0; i < $1; i++)); do fail "$2"; done
-}
-
 # map_start NAME WORKLOAD-ARGS...: start munmapsnoop_map -g (gated: it
 # prepares, prints "ready PID" and waits) with output in $d/NAME.map; sets
 # MAP_PID. Returns 1 if it did not get ready.
