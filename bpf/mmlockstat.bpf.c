@@ -22,6 +22,14 @@
  *   ring buffer.
  * kp_* programs are the kprobe fallback for kernels without fentry; there
  * --full uses the mmap_lock:* tracepoints instead (tp_* programs).
+ * Per-VMA locks (6.4+, CONFIG_PER_VMA_LOCK; loaded only where they exist):
+ *   fexit lock_vma_under_rcu (every user page fault) notes which VMA lock
+ *   the task took, in a global array indexed by tid (one store, no map);
+ *   a writer blocked on a lock whose reader-owner's note names that lock
+ *   waits in vma_start_write() for that fault (vma_write_wait);
+ *   fentry/fexit lock_mm_and_find_vma with user-mode regs: a fault that
+ *   fell back from the VMA lock to mmap_lock; its mmap_lock waits also go
+ *   to vma_fallback_wait.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -41,6 +49,8 @@ const volatile bool full_fentry = false;
  * there a raw tracepoint formats nothing) */
 const volatile bool full_tp = false;
 const volatile __u32 nr_cpus = 1;
+/* the kernel has per-VMA locks with struct vma_lock (6.4 to 6.14) */
+const volatile bool vma_locks = false;
 
 /* Per-CPU: the read side adds to them on every page fault with --full;
  * user space sums the CPUs (and takes the largest max). */
@@ -114,12 +124,14 @@ struct {
 struct wait {
 	u64 ts;
 	u64 lock;
-	u32 flags;
+	u32 flags;	/* lock:contention_begin's, and W_VMA */
 	s32 stackid;
 	u32 has_holder;
 	u32 pad;
 	struct holder holder;
 };
+
+#define W_VMA	(1U << 31)	/* a VMA lock, not mmap_lock */
 
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
@@ -187,6 +199,19 @@ static __always_inline struct rcpu *rcpu_here(void)
 		return NULL;
 	barrier_var(cpu);	/* keep the mask: the verifier needs it */
 	return &rcpus[cpu & (MAX_RCPUS - 1)];
+}
+
+/* Per-VMA locks: per task (indexed by tid; a collision overwrites, so a
+ * wait can go unclassified, never misclassified: the tid is checked), the
+ * VMA lock its last user page fault took, and whether its current fault
+ * fell back to mmap_lock. */
+struct vslot vslots[VSLOTS];
+_Static_assert(!(VSLOTS & (VSLOTS - 1)), "VSLOTS: a power of 2");
+
+static __always_inline struct vslot *vslot_of(u32 tid)
+{
+	barrier_var(tid);
+	return &vslots[tid & (VSLOTS - 1)];
 }
 
 struct {
@@ -629,6 +654,42 @@ static __always_inline void find_reader(struct wait *w, u64 l)
 				  &t->comm);
 }
 
+/* rwsem->owner: the task, and this bit while readers own it (rwsem.c) */
+#define RWSEM_READER_OWNED	(1UL << 0)
+#define RWSEM_OWNER_FLAGS	7UL
+
+/* Per-VMA locks: is @l, taken for write, a VMA lock whose reader is a page
+ * fault? The rwsem's owner field names the last reader to take it; if that
+ * task's last fault took @l, @l is a VMA lock (a writer only ever waits
+ * there in vma_start_write(), for faults) and that fault is the holder. */
+static __always_inline bool vma_reader(struct wait *w, u64 l)
+{
+	unsigned long owner = BPF_CORE_READ((struct rw_semaphore *)l, owner.counter);
+	struct task_struct *t;
+	struct vslot *s;
+	u32 tid;
+
+	if (!(owner & RWSEM_READER_OWNED))
+		return false;
+	t = (struct task_struct *)(owner & ~RWSEM_OWNER_FLAGS);
+	tid = BPF_CORE_READ(t, pid);
+	s = vslot_of(tid);
+	if (s->tid != tid || s->lock != l)
+		return false;
+	w->has_holder = 1;
+	w->holder.start_ns = s->ts;
+	w->holder.phase_ns = s->ts;
+	w->holder.pid = BPF_CORE_READ(t, tgid);
+	w->holder.tid = tid;
+	w->holder.sysnr = SYS_FAULT;
+	w->holder.stackid = -1;
+	w->holder.phase = PHASE_VMA_READ;
+	w->holder.selected = !targ_tgid || w->holder.pid == targ_tgid;
+	bpf_probe_read_kernel_str(w->holder.comm, sizeof(w->holder.comm),
+				  &t->comm);
+	return true;
+}
+
 SEC("tp_btf/contention_begin")
 int BPF_PROG(contention_begin, void *lock, unsigned int flags)
 {
@@ -641,8 +702,11 @@ int BPF_PROG(contention_begin, void *lock, unsigned int flags)
 		return 0;
 	o = bpf_map_lookup_elem(&owners, &l);
 	if (!o && !is_current_mmap_lock(lock) &&
-	    !bpf_map_lookup_elem(&mmlocks, &l))
-		return 0;
+	    !bpf_map_lookup_elem(&mmlocks, &l)) {
+		if (!vma_locks || !(flags & LCB_F_WRITE) || !vma_reader(&w, l))
+			return 0;
+		flags |= W_VMA;
+	}
 	old = bpf_map_lookup_elem(&waits, &tid);
 	if (old && old->lock == l)	/* begin can repeat within one wait */
 		return 0;
@@ -653,7 +717,8 @@ int BPF_PROG(contention_begin, void *lock, unsigned int flags)
 	if (o) {
 		w.has_holder = 1;
 		w.holder = *o;
-	} else if ((full_fentry || full_tp) && (flags & LCB_F_WRITE)) {
+	} else if ((full_fentry || full_tp) && (flags & LCB_F_WRITE) &&
+		   !(flags & W_VMA)) {
 		find_reader(&w, l);
 	}
 	if (bpf_map_update_elem(&waits, &tid, &w, BPF_ANY))
@@ -667,6 +732,8 @@ int BPF_PROG(contention_end, void *lock, int ret)
 	u64 id = bpf_get_current_pid_tgid();
 	u32 tid = (u32)id;
 	struct wait *w = bpf_map_lookup_elem(&waits, &tid);
+	bool fallback = false;
+	struct vslot *vs;
 	struct event *e;
 	u64 d;
 
@@ -675,7 +742,17 @@ int BPF_PROG(contention_end, void *lock, int ret)
 	d = bpf_ktime_get_ns() - w->ts;
 	if (!task_selected() && !(w->has_holder && w->holder.selected))
 		goto out;
-	hist_add(w->flags & LCB_F_WRITE ? H_WRITE_WAIT : H_READ_WAIT, d);
+	if (w->flags & W_VMA) {
+		hist_add(H_VMA_WRITE_WAIT, d);
+	} else {
+		hist_add(w->flags & LCB_F_WRITE ? H_WRITE_WAIT : H_READ_WAIT, d);
+		if (vma_locks) {
+			vs = vslot_of(tid);
+			fallback = vs->tid == tid && vs->fallback;
+			if (fallback)
+				hist_add(H_VMA_FALLBACK_WAIT, d);
+		}
+	}
 	if (!over_thresh(1, d))
 		goto out;
 	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
@@ -685,7 +762,9 @@ int BPF_PROG(contention_end, void *lock, int ret)
 	}
 	__builtin_memset(e, 0, sizeof(*e));
 	e->kind = EV_WAIT;
-	e->sub = w->flags & LCB_F_WRITE ? 2 : 1;
+	e->sub = w->flags & W_VMA ? WAIT_VMA_WRITE :
+		 w->flags & LCB_F_WRITE ? WAIT_WRITE : WAIT_READ;
+	e->vma_fallback = fallback;
 	e->pid = id >> 32;
 	e->tid = tid;
 	e->sysnr = current_sysnr();
@@ -698,6 +777,90 @@ int BPF_PROG(contention_end, void *lock, int ret)
 	bpf_ringbuf_submit(e, 0);
 out:
 	bpf_map_delete_elem(&waits, &tid);
+	return 0;
+}
+
+/* ---- per-VMA locks ---------------------------------------------------- */
+
+/* 6.4 to 6.14: vma->vm_lock points to the rwsem (vmlinux.h is 6.1's) */
+struct vma_lock___pv {
+	struct rw_semaphore lock;
+} __attribute__((preserve_access_index));
+
+struct vm_area_struct___pv {
+	struct vma_lock___pv *vm_lock;
+} __attribute__((preserve_access_index));
+
+static __always_inline void vma_count(bool fallback)
+{
+	struct rcpu *r;
+
+	if (!task_selected())
+		return;
+	r = rcpu_here();
+	if (!r)
+		count(fallback ? C_VMA_FALLBACKS : C_VMA_FAULTS);
+	else if (fallback)
+		r->vma_fallbacks++;
+	else
+		r->vma_faults++;
+}
+
+/* Every user page fault tries the VMA lock first (x86, 6.4+). */
+SEC("fexit/lock_vma_under_rcu")
+int BPF_PROG(vma_lock_exit, struct mm_struct *mm, unsigned long address,
+	     struct vm_area_struct *ret)
+{
+	struct vm_area_struct___pv *v = (void *)ret;
+	u32 tid = (u32)bpf_get_current_pid_tgid();
+	struct vslot *s;
+
+	if (!ret)
+		return 0;
+	s = vslot_of(tid);
+	s->tid = tid;
+	s->lock = (u64)&BPF_CORE_READ(v, vm_lock)->lock;
+	s->ts = bpf_ktime_get_ns();
+	vma_count(false);
+	return 0;
+}
+
+/* A user-mode fault gets here only after the VMA lock failed it (no VMA
+ * lock, or the fault needed mmap_lock: VM_FAULT_RETRY); kernel-mode faults
+ * come straight here. */
+static __always_inline bool user_fault(struct pt_regs *regs)
+{
+	return regs && (BPF_CORE_READ(regs, cs) & 3);
+}
+
+SEC("fentry/lock_mm_and_find_vma")
+int BPF_PROG(fallback_entry, struct mm_struct *mm, unsigned long address,
+	     struct pt_regs *regs)
+{
+	u32 tid = (u32)bpf_get_current_pid_tgid();
+	struct vslot *s;
+
+	if (!user_fault(regs))
+		return 0;
+	s = vslot_of(tid);
+	if (s->tid != tid) {
+		s->tid = tid;
+		s->lock = 0;
+	}
+	s->fallback = 1;
+	vma_count(true);
+	return 0;
+}
+
+SEC("fexit/lock_mm_and_find_vma")
+int BPF_PROG(fallback_exit, struct mm_struct *mm, unsigned long address,
+	     struct pt_regs *regs)
+{
+	u32 tid = (u32)bpf_get_current_pid_tgid();
+	struct vslot *s = vslot_of(tid);
+
+	if (s->tid == tid)
+		s->fallback = 0;
 	return 0;
 }
 

@@ -28,7 +28,7 @@
 static const char *const hist_names[NR_HISTS] = {
 	"write_hold", "read_hold", "downgrade_write_phase",
 	"downgrade_read_phase", "read_wait", "write_wait",
-	"write_acquire", "read_acquire",
+	"write_acquire", "read_acquire", "vma_write_wait", "vma_fallback_wait",
 };
 
 static const char *const hist_help[NR_HISTS] = {
@@ -40,6 +40,8 @@ static const char *const hist_help[NR_HISTS] = {
 	"writers blocked on mmap_lock (contention slow path)",
 	"down_write on mmap_lock, entry to return (incl. fast path and spin)",
 	"blocking read acquisitions of mmap_lock, down_read* entry to return (trylocks not timed)",
+	"writers blocked in vma_start_write() on a VMA lock a page fault holds (per-VMA locks)",
+	"mmap_lock waits of user page faults that fell back from the VMA lock (per-VMA locks)",
 };
 
 static struct env {
@@ -68,7 +70,10 @@ const char argp_program_doc[] =
 "Histograms (ns): write_hold, read_hold, downgrade_write_phase,\n"
 "downgrade_read_phase, read_wait, write_wait, write_acquire (and\n"
 "read_acquire with --full); the longest holds and waits, each wait with the\n"
-"holder it was blocked behind (pid, comm, operation, phase).\n"
+"holder it was blocked behind (pid, comm, operation, phase). On kernels with\n"
+"per-VMA locks (6.4+: Debian's 6.12) also vma_fallback_wait (mmap_lock\n"
+"waits of page faults that fell back from the VMA lock) and vma_write_wait\n"
+"(writers blocked in vma_start_write() by a fault holding the VMA).\n"
 "\n"
 "Default probes cost nothing on the uncontended read path (page faults):\n"
 "write-side rwsem functions filtered to mm->mmap_lock, the lock contention\n"
@@ -297,6 +302,7 @@ static const char *phase_name(unsigned int phase)
 	case PHASE_WRITE: return "write";
 	case PHASE_DG_READ: return "downgraded-read";
 	case PHASE_READ: return "read";
+	case PHASE_VMA_READ: return "vma-read";
 	default: return "none";
 	}
 }
@@ -446,6 +452,8 @@ static void read_snap(struct snap *s, bool reset_max)
 		struct rcpu *r = &obj->bss->rcpus[c];
 
 		hist_acc(&s->h[H_READ_HOLD], &r->hold);
+		s->c[C_VMA_FAULTS] += r->vma_faults;
+		s->c[C_VMA_FALLBACKS] += r->vma_fallbacks;
 		if (r->slot.lock)
 			s->open_reads++;
 		if (r->max > s->max[H_READ_HOLD])
@@ -453,9 +461,13 @@ static void read_snap(struct snap *s, bool reset_max)
 		if (reset_max)
 			r->max = 0;
 	}
-	for (__u32 i = 0; i < NR_COUNTERS; i++)
-		bpf_map__lookup_elem(obj->maps.counters, &i, sizeof(i), &s->c[i],
-				     sizeof(__u64), 0);
+	for (__u32 i = 0; i < NR_COUNTERS; i++) {
+		__u64 v = 0;
+
+		bpf_map__lookup_elem(obj->maps.counters, &i, sizeof(i), &v,
+				     sizeof(v), 0);
+		s->c[i] += v;
+	}
 }
 
 static void delta(struct snap *d, const struct snap *cur, const struct snap *old)
@@ -474,9 +486,23 @@ static void delta(struct snap *d, const struct snap *cur, const struct snap *old
 			d->c[i] -= old->c[i];
 }
 
+/* The kernel has per-VMA locks we can trace (6.4 to 6.14) */
+static bool vma_avail;
+
 static bool hist_shown(int i)
 {
+	if (i == H_VMA_WRITE_WAIT || i == H_VMA_FALLBACK_WAIT)
+		return vma_avail;
 	return env.full || i != H_READ_ACQUIRE;
+}
+
+static const char *wait_type_name(const struct event *e)
+{
+	switch (e->sub) {
+	case WAIT_WRITE: return "write";
+	case WAIT_VMA_WRITE: return "vma-write";
+	default: return "read";
+	}
 }
 
 /* ---- output ------------------------------------------------------------ */
@@ -494,6 +520,9 @@ static void print_text(const struct snap *d, double secs)
 	if (env.full && d->c[C_LEFT_MM_UNTIMED])
 		printf("warning: %llu read hold(s) released after exec/exit left the mm, "
 		       "on another CPU: not timed\n", d->c[C_LEFT_MM_UNTIMED]);
+	if (vma_avail)
+		printf("per-VMA locks: %llu user page faults took a VMA lock, %llu went on to mmap_lock\n",
+		       d->c[C_VMA_FAULTS], d->c[C_VMA_FALLBACKS]);
 	for (int i = 0; i < NR_HISTS; i++) {
 		const struct hist *h = &d->h[i];
 
@@ -528,15 +557,15 @@ static void print_text(const struct snap *d, double secs)
 	}
 	if (top_waits.n) {
 		printf("\nLongest waits (holder = who held the lock when the wait began):\n"
-		       "  %-10s %-5s %-7s %-16s %-6s <- HOLDER %-7s %-16s %-8s %s\n",
+		       "  %-10s %-9s %-7s %-16s %-6s <- HOLDER %-7s %-16s %-8s %s\n",
 		       "WAIT", "TYPE", "PID", "COMM", "OP", "PID", "COMM", "OP", "PHASE");
 		for (int i = 0; i < top_waits.n; i++) {
 			const struct event *e = &top_waits.ev[i];
 
-			printf("  %-10s %-5s %-7u %-16s %-6s <- ",
+			printf("  %-10s %-9s %-7u %-16s %-6s <- ",
 			       fmt_ns(b1, sizeof(b1), e->total_ns),
-			       e->sub == 2 ? "write" : "read", e->pid, e->comm,
-			       op_name(e->sysnr));
+			       e->vma_fallback ? "read(vma)" : wait_type_name(e),
+			       e->pid, e->comm, op_name(e->sysnr));
 			if (e->has_holder)
 				printf("HOLDER %-7u %-16s %-8s %s\n", e->holder.pid,
 				       e->holder.comm, op_name(e->holder.sysnr),
@@ -655,7 +684,11 @@ static void print_json(const struct snap *d, double secs)
 		const struct event *e = &top_waits.ev[i];
 
 		jw_obj_open(&w);
-		jw_kstr(&w, "type", e->sub == 2 ? "write" : "read");
+		jw_kstr(&w, "type", wait_type_name(e));
+		if (vma_avail) {
+			jw_key(&w, "vma_fallback");
+			jw_bool(&w, e->vma_fallback);
+		}
 		jw_ku64(&w, "wait_ns", e->total_ns);
 		jw_ku64(&w, "pid", e->pid);
 		jw_ku64(&w, "tid", e->tid);
@@ -673,6 +706,15 @@ static void print_json(const struct snap *d, double secs)
 	}
 	jw_arr_close(&w);
 
+	jw_key(&w, "vma_locks");
+	jw_obj_open(&w);
+	jw_key(&w, "available");
+	jw_bool(&w, vma_avail);
+	if (vma_avail) {
+		jw_ku64(&w, "faults", d->c[C_VMA_FAULTS]);
+		jw_ku64(&w, "fallbacks", d->c[C_VMA_FALLBACKS]);
+	}
+	jw_obj_close(&w);
 	jw_ku64(&w, "drops", d->c[C_DROP_RINGBUF] + d->c[C_DROP_MAP]);
 	jw_ku64(&w, "drops_ringbuf", d->c[C_DROP_RINGBUF]);
 	jw_ku64(&w, "drops_map", d->c[C_DROP_MAP]);
@@ -886,6 +928,34 @@ static const char *tracepoint_layout(void)
 	return res;
 }
 
+/*
+ * Per-VMA locks (6.4+, CONFIG_PER_VMA_LOCK): traced where user page faults
+ * go through lock_vma_under_rcu() and, on fallback, lock_mm_and_find_vma(),
+ * and the VMA lock is struct vma_lock's rwsem (to 6.14; 6.15 made it a
+ * reference count). Kernels without them (6.1) say nothing: their faults
+ * take mmap_lock, which the rest traces. One line when they exist but
+ * cannot be traced.
+ */
+static bool vma_locks_traceable(bool kprobes, bool have_wait)
+{
+	const char *why = NULL;
+
+	if (!vmlinux_btf_has_func("lock_vma_under_rcu"))
+		return false;
+	if (kprobes)
+		why = "needs fentry/fexit (not with --kprobes)";
+	else if (!have_wait)
+		why = "needs the lock:contention_begin tracepoint";
+	else if (!vmlinux_btf_has_func("lock_mm_and_find_vma"))
+		why = "no lock_mm_and_find_vma() to see fallbacks";
+	else if (!vmlinux_btf_has_member("vm_area_struct", "vm_lock"))
+		why = "the VMA lock is not struct vma_lock's rwsem (6.15+)";
+	if (why)
+		fprintf(stderr, "mmlockstat: warning: per-VMA locks not traced: "
+			"%s; vma_write_wait and vma_fallback_wait are left out\n", why);
+	return !why;
+}
+
 static int open_and_load(bool kprobes, bool *have_wait, bool *have_trylock)
 {
 	struct bpf_program *fentry_progs[] = {
@@ -937,6 +1007,11 @@ static int open_and_load(bool kprobes, bool *have_wait, bool *have_trylock)
 		     kallsyms_has_func("__traceiter_contention_begin");
 	bpf_program__set_autoload(obj->progs.contention_begin, *have_wait);
 	bpf_program__set_autoload(obj->progs.contention_end, *have_wait);
+	vma_avail = vma_locks_traceable(kprobes, *have_wait);
+	bpf_program__set_autoload(obj->progs.vma_lock_exit, vma_avail);
+	bpf_program__set_autoload(obj->progs.fallback_entry, vma_avail);
+	bpf_program__set_autoload(obj->progs.fallback_exit, vma_avail);
+	obj->rodata->vma_locks = vma_avail;
 
 	/* --full: the rwsem read functions with fentry/fexit; the mmap_lock
 	 * tracepoints only in the kprobe fallback. */
@@ -996,6 +1071,11 @@ static int attach_all(bool kprobes, bool have_wait, bool have_trylock)
 	if (have_wait &&
 	    (attach_prog(obj->progs.contention_begin, "tp_btf/contention_begin") ||
 	     attach_prog(obj->progs.contention_end, "tp_btf/contention_end")))
+		return -1;
+	if (vma_avail &&
+	    (attach_prog(obj->progs.vma_lock_exit, "fexit/lock_vma_under_rcu") ||
+	     attach_prog(obj->progs.fallback_entry, "fentry/lock_mm_and_find_vma") ||
+	     attach_prog(obj->progs.fallback_exit, "fexit/lock_mm_and_find_vma")))
 		return -1;
 
 	if (env.full && kprobes) {
@@ -1149,10 +1229,11 @@ int main(int argc, char **argv)
 		next_print = start_ns + env.interval * 1e9;
 	if (env.duration)
 		end_ns = start_ns + env.duration * 1e9;
-	fprintf(stderr, "Tracing mmap_lock (%s, %s probes%s)%s... Hit Ctrl-C to end.\n",
+	fprintf(stderr, "Tracing mmap_lock (%s, %s probes%s%s)%s... Hit Ctrl-C to end.\n",
 		env.full ? "full: every read hold" :
 			   "default: write side + contention + downgraded read phases",
-		probe_kind, env.stacks ? ", stacks" : "",
+		probe_kind, vma_avail ? ", per-VMA locks" : "",
+		env.stacks ? ", stacks" : "",
 		lfd >= 0 ? ", serving /metrics" : "");
 
 	while (!exiting) {

@@ -28,6 +28,10 @@ enum hist_id {
 	H_WRITE_WAIT,		/* lock:contention_begin..end, LCB_F_WRITE */
 	H_WRITE_ACQUIRE,	/* down_write*() entry..return: all, incl. spin */
 	H_READ_ACQUIRE,		/* --full: start_locking..acquire_returned */
+	H_VMA_WRITE_WAIT,	/* per-VMA locks: vma_start_write() blocked by a
+				 * page fault holding the VMA lock (slow path) */
+	H_VMA_FALLBACK_WAIT,	/* per-VMA locks: mmap_lock waits of user page
+				 * faults that fell back from the VMA lock */
 	NR_HISTS,
 };
 
@@ -57,7 +61,19 @@ struct rcpu {
 	struct rslot slot;
 	struct hist hold;		/* this CPU's share of H_READ_HOLD */
 	unsigned long long max;		/* reset by user space per interval */
+	unsigned long long vma_faults;	/* user faults that took a VMA lock */
+	unsigned long long vma_fallbacks; /* user faults that went on to mmap_lock */
 } __attribute__((aligned(64)));	/* a CPU's own cache lines */
+
+/* Per-VMA locks: one per task, indexed by tid (mmlockstat.bpf.c) */
+#define VSLOTS	4096
+
+struct vslot {
+	unsigned int tid;
+	unsigned int fallback;		/* in lock_mm_and_find_vma, user fault */
+	unsigned long long lock;	/* &vma->vm_lock->lock of its last fault */
+	unsigned long long ts;		/* when that fault took it */
+};
 
 enum counter_id {
 	C_DROP_RINGBUF = 0,	/* event lost: ring buffer full */
@@ -67,6 +83,8 @@ enum counter_id {
 	C_LEFT_MM_UNTIMED,	/* --full: such a hold whose release was not seen */
 	C_TP_MEMCG_ID,		/* --full: tracepoints carry memcg_id (cheap) */
 	C_TP_MEMCG_PATH,	/* --full: tracepoints carry memcg_path (6.1) */
+	C_VMA_FAULTS,		/* struct rcpu's vma_faults, CPUs >= MAX_RCPUS */
+	C_VMA_FALLBACKS,	/* struct rcpu's vma_fallbacks, CPUs >= MAX_RCPUS */
 	NR_COUNTERS,
 };
 
@@ -75,6 +93,7 @@ enum phase {
 	PHASE_WRITE = 1,	/* held for write */
 	PHASE_DG_READ = 2,	/* downgraded: read phase of a write hold */
 	PHASE_READ = 3,		/* plain read hold (--full only) */
+	PHASE_VMA_READ = 4,	/* a page fault holding a VMA lock for read */
 };
 
 /* Syscall number of a holder; negative: not in a syscall. */
@@ -98,6 +117,12 @@ enum event_kind {
 	EV_WAIT = 2,	/* a wait ended */
 };
 
+enum wait_kind {
+	WAIT_READ = 1,		/* mmap_lock, for read */
+	WAIT_WRITE = 2,		/* mmap_lock, for write */
+	WAIT_VMA_WRITE = 3,	/* a VMA lock, for write (vma_start_write) */
+};
+
 enum hold_kind {
 	HOLD_WRITE = 1,		/* write hold ended by up_write */
 	HOLD_DOWNGRADE = 2,	/* write phase + read phase */
@@ -106,7 +131,7 @@ enum hold_kind {
 
 struct event {
 	unsigned int kind;		/* enum event_kind */
-	unsigned int sub;		/* hold: enum hold_kind; wait: 1 read, 2 write */
+	unsigned int sub;		/* hold: enum hold_kind; wait: enum wait_kind */
 	unsigned int pid;
 	unsigned int tid;
 	int sysnr;
@@ -118,7 +143,8 @@ struct event {
 	char comm[TASK_COMM_LEN];
 	/* waits: who held the lock when the wait began (has_holder) */
 	unsigned int has_holder;
-	unsigned int pad;
+	unsigned int vma_fallback;	/* a user page fault that fell back
+					 * from the VMA lock to mmap_lock */
 	struct holder holder;
 };
 

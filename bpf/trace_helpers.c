@@ -145,6 +145,27 @@ bool vmlinux_btf_has_func(const char *name)
 	return btf__find_by_name_kind(btf, name, BTF_KIND_FUNC) > 0;
 }
 
+bool vmlinux_btf_has_member(const char *type, const char *member)
+{
+	struct btf *btf = btf__load_vmlinux_btf();
+	const struct btf_member *m;
+	const struct btf_type *t;
+	bool found = false;
+	int id;
+
+	if (!btf)
+		return false;
+	id = btf__find_by_name_kind(btf, type, BTF_KIND_STRUCT);
+	if (id > 0) {
+		t = btf__type_by_id(btf, id);
+		m = btf_members(t);
+		for (int i = 0; i < btf_vlen(t) && !found; i++, m++)
+			found = !strcmp(btf__name_by_offset(btf, m->name_off), member);
+	}
+	btf__free(btf);
+	return found;
+}
+
 bool kallsyms_has_func(const char *name)
 {
 	static struct ksyms *cache;

@@ -28,6 +28,8 @@ const struct ksym *ksyms__get_symbol(const struct ksyms *ksyms, const char *name
 /* Is @name a function in vmlinux BTF (fentry/fexit can attach)? */
 bool vmlinux_btf_has_func(const char *name);
 /* Is @name in /proc/kallsyms as a text symbol (kprobes can attach)? */
+/* struct @type (vmlinux BTF) has a member named @member */
+bool vmlinux_btf_has_member(const char *type, const char *member);
 bool kallsyms_has_func(const char *name);
 /* Can a kprobe attach to @name? In kallsyms and, where tracefs can be read,
  * in available_filter_functions: a function in kallsyms but not in that

@@ -198,6 +198,9 @@ set_mode() {
 }
 
 in_guest() { [ "${MMLOCK_GUEST:-0}" = 1 ]; }
+# stock_kernel: the guest runs one of Debian's own kernels (a file's
+# "# kernels:" line; scripts/vm-run sets MMLOCK_KERNEL), not the lab kernel
+stock_kernel() { [[ ${MMLOCK_KERNEL:-lab} == debian-* ]]; }
 
 finish() {
 	[ -z "$_plan" ] || [ "$_n" = "$_plan" ] ||

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# kernels: debian-6.1 debian-6.12
 # mmlockstat_errors.guest.sh: bad input and environment get one clear line
 # on stderr and the documented exit status (1 runtime, 2 usage); SIGTERM
 # prints the final summary; --full sees read holds; -c keeps one command's

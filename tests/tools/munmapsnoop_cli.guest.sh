@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# kernels: debian-6.1 debian-6.12
 # munmapsnoop: bad input and environment give one clear message and a
 # non-zero exit; -h shows examples; the filters -p and -c keep the wanted
 # process's calls and leave out another's made while the tool ran; -p exits
