@@ -474,10 +474,19 @@ def who(w):
     """The task of a top_waits entry (or of its holder), in words."""
     comm, op = w.get("comm", "?"), w.get("op", "?")
     if comm == "mt-ps":
-        return "the `ps` reader (mt-ps, /proc/PID/cmdline)"
+        return "the `ps` reader (mt-ps)"
     if op == "fault":
         return "a page fault of %s" % comm
     return "%s (%s)" % (comm, op)
+
+
+def behind(w):
+    """'WHO behind HOLDER' of a top_waits entry."""
+    hd = w.get("holder")
+    if not hd:
+        return "%s, holder not recorded" % who(w)
+    return "%s behind %s's %s (%s phase)" % (who(w), hd.get("comm"),
+                                            hd.get("op"), hd.get("phase"))
 
 
 def longest_wait(m, kind):
@@ -523,27 +532,34 @@ def verdict(m):
     calls = [c for c in big_calls(m) if c.get("op") == "munmap"]
     if calls:
         c = max(calls, key=lambda c: c.get("total_ns", 0))
-        parts.append("%s of %s took %s "
-                     "(write-held %s, read-held %s)" % (
+        parts.append("%s of %s took %s (write-held %s, read-held %s), "
+                     "blocking %s" % (
                          "the longest of %d munmap() calls" % len(calls)
                          if len(calls) > 1 else "its munmap() call",
                          fmt_bytes(c.get("len")),
                          fmt_ns(c.get("total_ns")),
                          fmt_ns(c.get("write_hold_ns")),
-                         fmt_ns(c.get("read_hold_ns"))))
+                         fmt_ns(c.get("read_hold_ns")),
+                         "%d waiter%s for up to %s" % (
+                             c["waiters"], "s" if c["waiters"] > 1 else "",
+                             fmt_ns(c.get("max_wait_ns")))
+                         if c.get("waiters") else "no waiter"))
     elif m["workload"]:
         o = max(m["workload"], key=lambda o: o["munmap_ns"])
         parts.append("the longest munmap() took %s in userspace (no "
                      "munmapsnoop data)" % fmt_ns(o["munmap_ns"]))
     w = longest_wait(m, "read")
     if w:
-        hd = w.get("holder")
-        parts.append("the longest mmap_lock reader wait was %s: %s behind "
-                     "%s" % (fmt_ns(w.get("wait_ns")), who(w),
-                             "%s's %s (%s phase)" % (
-                                 hd.get("comm"), hd.get("op"),
-                                 hd.get("phase")) if hd else
-                             "a holder the tool did not record"))
+        parts.append("the longest mmap_lock reader wait was %s: %s" % (
+            fmt_ns(w.get("wait_ns")), behind(w)))
+        if not w.get("holder"):
+            wh = max((x for x in m["top_waits"] if x.get("type") == "read"
+                      and x.get("holder")), default=None,
+                     key=lambda x: x.get("wait_ns", 0))
+            if wh:
+                parts.append("the longest behind a recorded holder was "
+                             "%s: %s" % (fmt_ns(wh.get("wait_ns")),
+                                         behind(wh)))
     elif m["mmlockstat_present"]:
         parts.append("no reader waited on mmap_lock")
     f = fault_wait_text(m)
@@ -910,6 +926,7 @@ table{border-collapse:collapse;margin:.6em 0;font-size:.85em;display:block;overf
 td,th{border:1px solid #ccc;padding:2px 6px;text-align:right;white-space:nowrap}
 td:first-child,th:first-child{text-align:left}
 table.kv td,table.wrap td{text-align:left;white-space:normal}
+table.kv th,table.wrap th{text-align:left} table.kv td:first-child{white-space:nowrap}
 h3{font-size:.95em;margin:.8em 0 .2em}
 .fail{background:#fdd;border:1px solid #d33;padding:.5em 1em}
 .note{background:#ffd;border:1px solid #cc3;padding:.5em 1em}

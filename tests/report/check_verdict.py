@@ -8,11 +8,13 @@ TAP (tests/report/taplib.py):
   1 the verdict is the first section and has a sentence per RUN (and
     none for a run not given)
   then per RUN, one check, on its sentence:
-    - the munmap: "took T (write-held W, read-held R)" = the longest of
-      the workload's big munmap calls in munmapsnoop.jsonl;
+    - the munmap: "took T (write-held W, read-held R), blocking N
+      waiters for up to X" = the longest of the workload's big munmap
+      calls in munmapsnoop.jsonl;
     - the longest reader wait in mmlockstat's top_waits, who waited (the
       `ps` reader or the waiting task's comm) and whom it waited behind
-      (the holder's comm, op and phase); or "no reader waited" if none;
+      (the holder's comm, op and phase, or that none was recorded, and
+      then the longest wait that has one); or "no reader waited" if none;
     - page faults: with per-VMA locks (mmlockstat's "vma_locks"), "never
       waited on mmap_lock (F faults took a VMA lock, B fell back" when
       vma_fallback_wait is empty, else its count and max; without them,
@@ -50,6 +52,17 @@ def dur(what, cell, ns):
     want(dur_is(cell, ns), what, cell, "%d ns" % ns)
 
 
+def check_behind(what, text, w):
+    """TEXT names the waiter of top_waits entry W and its holder."""
+    waiter = "`ps` reader" if w["comm"] == "mt-ps" else w["comm"]
+    want(waiter in text, what + ": the waiter", text, waiter)
+    h = w.get("holder")
+    tail = " behind %s's %s (%s phase)" % (h["comm"], h["op"], h["phase"]) \
+        if h else ", holder not recorded"
+    want(text.endswith(tail), what + ": whom it waited behind", text,
+         "...%s" % tail)
+
+
 def check_run(rep, md, r):
     d, head = run_of(rep, r)
     s = sentences(md).get(head)
@@ -62,28 +75,39 @@ def check_run(rep, md, r):
              and c.get("pid") in pids and c.get("len") in sizes]
     want(calls, "the workload's big munmap calls", 0, ">= 1")
     c = max(calls, key=lambda c: c["total_ns"])
-    m = find("munmap", r"took (%s) \(write-held (%s), read-held (%s)\)"
-             % (DUR, DUR, DUR), s)
+    m = find("munmap", r"took (%s) \(write-held (%s), read-held (%s)\), "
+             r"blocking (no waiter|(\d+) waiters? for up to (%s))"
+             % (DUR, DUR, DUR, DUR), s)
     dur("munmap total", m.group(1), c["total_ns"])
     dur("munmap write-held", m.group(2), c["write_hold_ns"])
     dur("munmap read-held", m.group(3), c["read_hold_ns"])
-    seen = ["munmap %s" % m.group(1)]
+    if c["waiters"]:
+        want(m.group(5) == str(c["waiters"]), "waiters the call blocked",
+             m.group(4), c["waiters"])
+        dur("the call's longest waiter", m.group(6), c["max_wait_ns"])
+    else:
+        want(m.group(4) == "no waiter", "waiters the call blocked",
+             m.group(4), "no waiter")
+    seen = ["munmap %s, %s" % (m.group(1), m.group(4))]
 
     objs = jsonl(os.path.join(d, "mmlockstat.jsonl"))
     waits = [w for o in objs for w in o.get("top_waits") or []]
     reads = [w for w in waits if w.get("type") == "read"]
     if reads:
         w = max(reads, key=lambda w: w["wait_ns"])
-        m = find("longest reader wait", r"reader wait was (%s): (.+?) "
-                 r"behind (.+?)(?:;|\.$)" % DUR, s)
+        m = find("longest reader wait", r"reader wait was (%s): (.+?)"
+                 r"(?:;|\.$)" % DUR, s)
         dur("longest reader wait", m.group(1), w["wait_ns"])
-        waiter = "`ps` reader" if w["comm"] == "mt-ps" else w["comm"]
-        want(waiter in m.group(2), "the waiter", m.group(2), waiter)
-        h = w.get("holder")
-        behind = "%s's %s (%s phase)" % (h["comm"], h["op"], h["phase"]) \
-            if h else "a holder the tool did not record"
-        want(m.group(3) == behind, "waited behind", m.group(3), behind)
-        seen.append("reader %s behind %s" % (m.group(1), behind))
+        check_behind("longest reader wait", m.group(2), w)
+        seen.append("reader %s: %s" % (m.group(1), m.group(2)))
+        held = [x for x in reads if x.get("holder")]
+        if not w.get("holder") and held:
+            wh = max(held, key=lambda x: x["wait_ns"])
+            m = find("longest wait with a holder", r"longest behind a "
+                     r"recorded holder was (%s): (.+?)(?:;|\.$)" % DUR, s)
+            dur("longest wait with a holder", m.group(1), wh["wait_ns"])
+            check_behind("longest wait with a holder", m.group(2), wh)
+            seen.append("with a holder %s" % m.group(1))
     else:
         want("no reader waited on mmap_lock" in s, "no reader waits",
              repr(s[:200]), "'no reader waited on mmap_lock'")
