@@ -12,21 +12,28 @@ SCRIPT ?= munmap_phases
 # debian-6.12 (Debian's own, unpacked from its packages); scripts/vm-run
 # reads MMLOCK_KERNEL.
 KERNEL ?= lab
-export SIZE_MB REPS MODES
+# The kernels `make report` puts side by side: the lab kernel's modes and
+# Debian's 6.12 (per-VMA locks); KERNEL=x alone means just that one.
+KERNELS ?= $(if $(filter command line environment,$(origin KERNEL)),$(KERNEL),lab debian-6.12)
+export SIZE_MB REPS MODES KERNELS
 export MMLOCK_KERNEL := $(KERNEL)
 
 KVARIANT := $(if $(KCONFIG),--variant $(KCONFIG))
 ifeq ($(filter lab debian-6.1 debian-6.12,$(KERNEL)),)
 $(error KERNEL=$(KERNEL): use lab, debian-6.1 or debian-6.12)
 endif
+ifneq ($(filter-out lab debian-6.1 debian-6.12,$(KERNELS)),)
+$(error KERNELS: unknown kernel(s) $(filter-out lab debian-6.1 debian-6.12,$(KERNELS)): use lab, debian-6.1, debian-6.12)
+endif
+REPORT_DEBIAN := $(filter debian-%,$(KERNELS))
 
 .PHONY: help deps kernel lab-kernel tools workloads shell test test-mutants report trace bench live \
 	check-patches clean distclean
 
 help:
 	@echo "mmlockscope targets:"
-	@echo "  make report      set up everything, run the before/after experiment, write report/"
-	@echo "                   (SIZE_MB=$(SIZE_MB) REPS=$(REPS) MODES=\"$(MODES)\" OUT=$(or $(OUT),report))"
+	@echo "  make report      set up everything, run the before/after experiment on each kernel, write report/"
+	@echo "                   (KERNELS=\"$(KERNELS)\" SIZE_MB=$(SIZE_MB) REPS=$(REPS) MODES=\"$(MODES)\" OUT=$(or $(OUT),report))"
 	@echo "  make test        set up everything and run the test suite (tests/run)"
 	@echo "  make test-mutants  apply each fault in tests/mutants/ and show which check catches it"
 	@echo "  make deps        install missing Debian packages for the report (DEPS=test: for the tests too)"
@@ -76,7 +83,13 @@ test: deps-test tools workloads
 test-mutants: deps-test tools workloads
 	@tests/mutants/run
 
-report: kernel tools workloads
+# A Debian kernel that cannot be fetched is not fatal here: the report
+# shows it as failed and still runs the others.
+report: tools workloads $(if $(REPORT_DEBIAN),deps-debian)
+	@for k in $(REPORT_DEBIAN); do \
+		scripts/debian-kernel $${k#debian-} >/dev/null || \
+			echo "make report: Debian's $${k#debian-} kernel could not be fetched: the report shows $$k as failed" >&2; \
+	done
 	@OUT=$(or $(OUT),report) scripts/report
 
 trace: deps-trace kernel tools workloads

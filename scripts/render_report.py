@@ -1,14 +1,21 @@
 #!/usr/bin/python3
-"""render_report.py: turn an experiment's raw JSON into the mmlockscope report.
+"""render_report.py: turn the experiment's raw JSON into the mmlockscope report.
 
 Usage: /usr/bin/python3 scripts/render_report.py OUTDIR [--raw RAWDIR]
 
-Reads RAWDIR (default OUTDIR/raw, written by scripts/experiment) and writes
+Reads RAWDIR (default OUTDIR/raw): RAWDIR/kernels.json and one directory per
+kernel, RAWDIR/<kernel>/ (what scripts/report writes: meta.json, host.json
+and <mode>/ from scripts/experiment), or the one-kernel layout of a bare
+scripts/experiment run (meta.json and <mode>/ in RAWDIR itself). Writes
   OUTDIR/index.html   self-contained page (inline SVG plots, no network)
   OUTDIR/summary.md   the same tables in text, with bcc-style histograms
   OUTDIR/trace.json   Chrome Trace Event format (Perfetto, chrome://tracing)
+Every (kernel, mode) pair is a column of the tables and a line of the
+plots; the page opens with a verdict, one sentence per pair.
 Data flows one way: it reads JSON only, never tool text output.
 Needs Debian's python3-matplotlib (run it with /usr/bin/python3).
+Exit status: 0 if every kernel and mode ran cleanly, 1 if one failed (the
+report shows it), 2 if RAWDIR does not exist.
 """
 import html
 import io
@@ -21,8 +28,11 @@ import sys
 MODES = ("exclusive", "downgrade", "section")
 MODE_COLORS = {"exclusive": "#d62728", "downgrade": "#1f77b4",
                "section": "#2ca02c"}
+# Columns of kernels without the mode sysctl (their own behaviour).
+STOCK_COLORS = ("#9467bd", "#8c564b", "#e377c2", "#17becf")
 HISTS = ("write_hold", "read_hold", "downgrade_write_phase",
-         "downgrade_read_phase", "read_wait", "write_wait")
+         "downgrade_read_phase", "read_wait", "write_wait",
+         "vma_fallback_wait", "vma_write_wait", "vma_write_lock")
 HIST_TITLES = {
     "write_hold": "write-hold (mmap_lock held for write)",
     "read_hold": "read-hold (mmap_lock held for read)",
@@ -30,10 +40,17 @@ HIST_TITLES = {
     "downgrade_read_phase": "downgraded holds: read phase",
     "read_wait": "reader wait (blocked in mmap_read_lock)",
     "write_wait": "writer wait (blocked in mmap_write_lock)",
+    "vma_fallback_wait": "page faults that fell back from the VMA lock: "
+                         "mmap_lock wait",
+    "vma_write_wait": "vma_start_write: waits for VMA readers",
+    "vma_write_lock": "vma_start_write calls (entry to return)",
 }
+# Histograms of the per-VMA locks (only on kernels that have them).
+VMA_HISTS = ("vma_fallback_wait", "vma_write_wait", "vma_write_lock")
 READER_KINDS = ("fault", "cmdline", "writer")
 READER_TITLES = {"fault": "page-fault threads", "cmdline": "ps-like /proc/PID/cmdline reader",
                  "writer": "mmap/mprotect/munmap writer"}
+KERNEL_TITLES = {"lab": "lab (patched 6.1: vm.munmap_lock_mode)"}
 
 
 # ---------------------------------------------------------------- loading
@@ -148,6 +165,8 @@ def load_mode(rawdir, mode):
     m["mmlockstat_present"] = ms is not None
     m["mmlockstat_objs"] = ms or []
     m["hists"] = merge_hists(ms or [])
+    m["top_waits"] = [w for o in ms or [] for w in o.get("top_waits") or []]
+    m["vma"] = merge_vma(ms or [])
     if bad:
         m["errors"].append("mmlockstat.jsonl: %d unparsable line(s)" % bad)
     sn, bad = load_jsonl(os.path.join(d, "munmapsnoop.jsonl"))
@@ -166,6 +185,17 @@ def load_mode(rawdir, mode):
                                 stress_metrics(os.path.join(d, f))]
     m["ok"] = bool(st.get("ok")) and not m["errors"]
     return m
+
+
+def merge_vma(objs):
+    """mmlockstat's "vma_locks" over its intervals (faults and fallbacks
+    added), or None if the tool did not print it."""
+    vs = [o["vma_locks"] for o in objs if isinstance(o.get("vma_locks"), dict)]
+    if not vs:
+        return None
+    return {"available": any(v.get("available") for v in vs),
+            "faults": sum(v.get("faults") or 0 for v in vs),
+            "fallbacks": sum(v.get("fallbacks") or 0 for v in vs)}
 
 
 def stress_metrics(path):
@@ -188,22 +218,73 @@ def stress_metrics(path):
     return out
 
 
-def load_all(rawdir):
-    meta = load_json(os.path.join(rawdir, "meta.json")) or {}
-    host = load_json(os.path.join(rawdir, "host.json")) or {}
-    modes = (meta.get("params") or {}).get("modes") or \
-        [x for x in MODES if os.path.isdir(os.path.join(rawdir, x))]
-    modes = [load_mode(rawdir, x) for x in modes]
-    errs = []
-    if not meta:
-        errs.append("no meta.json: the experiment did not start in the guest")
+def release_version(release):
+    m = re.match(r"(\d+)\.(\d+)", release or "")
+    return (int(m.group(1)), int(m.group(2))) if m else None
+
+
+def load_kernel(rawdir, name):
+    """One kernel's run: RAWDIR/<name> (or RAWDIR itself, name "")."""
+    d = os.path.join(rawdir, name) if name else rawdir
+    meta = load_json(os.path.join(d, "meta.json")) or {}
+    host = load_json(os.path.join(d, "host.json")) or {}
+    k = {"name": name, "meta": meta, "host": host, "errors": []}
+    if host.get("error"):
+        k["errors"].append(host["error"])
+    elif not meta:
+        k["errors"].append("no meta.json: the experiment did not start in "
+                           "the guest")
     if host.get("guest_exit") not in (None, 0):
-        errs.append("the guest run exited with status %s%s (see "
-                    "experiment.log, console.log)" % (
-                        host["guest_exit"], " (timeout)"
-                        if host["guest_exit"] == 124 else ""))
-    meta["_errors"] = errs
-    return meta, host, modes
+        k["errors"].append("the guest run exited with status %s%s (see "
+                           "%s, console.log)" % (
+                               host["guest_exit"], " (timeout)"
+                               if host["guest_exit"] == 124 else "",
+                               "logs/%s/experiment.log" % name if name
+                               else "experiment.log"))
+    modes = (meta.get("params") or {}).get("modes") or \
+        [x for x in MODES if os.path.isdir(os.path.join(d, x))]
+    k["stock"] = meta.get("mode_control") is False
+    k["cols"] = [load_mode(d, x) for x in modes]
+    vma = [m["vma"]["available"] for m in k["cols"] if m["vma"]]
+    if vma:
+        k["vma"] = any(vma)
+    else:
+        # The tool did not say (an older mmlockstat): per-VMA locks came
+        # in 6.4, and Debian's kernels have CONFIG_PER_VMA_LOCK=y.
+        v = release_version((meta.get("machine") or {}).get("kernel"))
+        k["vma"] = bool(v and v >= (6, 4) and k["stock"])
+    for m in k["cols"]:
+        m["kernel"] = name
+        m["stock"] = k["stock"]
+        m["kvma"] = k["vma"]
+        m["col"] = (name + "/" if name else "") + \
+            ("stock" if k["stock"] else m["mode"])
+    return k
+
+
+def kernel_title(k):
+    name = k["name"] or (k["meta"].get("machine") or {}).get("kernel", "?")
+    if k["stock"]:
+        return "%s (stock: downgrade%s)" % (
+            name, " + per-VMA locks" if k["vma"] else "")
+    return KERNEL_TITLES.get(k["name"], "%s (vm.munmap_lock_mode)" % name)
+
+
+def load_all(rawdir):
+    """The kernels of RAWDIR in column order, each with its columns."""
+    kj = load_json(os.path.join(rawdir, "kernels.json"))
+    if kj is None and (os.path.exists(os.path.join(rawdir, "meta.json")) or
+                       any(os.path.isdir(os.path.join(rawdir, x))
+                           for x in MODES)):
+        return [load_kernel(rawdir, "")]  # one bare experiment run
+    names = (kj or {}).get("kernels") or sorted(
+        x for x in os.listdir(rawdir)
+        if os.path.isdir(os.path.join(rawdir, x)))
+    return [load_kernel(rawdir, x) for x in names]
+
+
+def columns(kernels):
+    return [m for k in kernels for m in k["cols"]]
 
 
 # ------------------------------------------------------------- formatting
@@ -281,7 +362,8 @@ def log2_grid(buckets):
 
 
 def plot_overlay(series, title, xlabel="duration"):
-    """series: [(label, color, buckets)] drawn as overlaid stairs."""
+    """series: [(label, color, buckets)] drawn as overlaid stairs; color
+    is a color or a dict of line properties (col_style)."""
     plt = _mpl()
     grids = [(lab, col, log2_grid(b)) for lab, col, b in series if b]
     fig, ax = plt.subplots(figsize=(6.4, 2.8))
@@ -296,8 +378,9 @@ def plot_overlay(series, title, xlabel="duration"):
     edges.append(2.0 ** kmax)
     for lab, col, g in grids:
         counts = [g.get(k, 0) for k in range(kmin, kmax + 1)]
+        sty = col if isinstance(col, dict) else {"color": col}
         ax.stairs(counts, edges, label="%s (n=%d)" % (lab, sum(counts)),
-                  color=col, linewidth=1.6, fill=False)
+                  linewidth=1.6, fill=False, **sty)
     ax.set_xscale("log")
     ax.set_yscale("symlog", linthresh=1)
     ax.xaxis.set_major_formatter(_dur_formatter())
@@ -309,14 +392,14 @@ def plot_overlay(series, title, xlabel="duration"):
     return svg_of(fig)
 
 
-def plot_phases(modes):
+def plot_phases(cols):
     """Funcgraph-style bars per munmap call: write phase, read phase,
     unmap_region (log x so an 8 us write phase shows next to a 1 s zap)."""
     plt = _mpl()
     rows = []
-    for m in modes:
+    for m in cols:
         for i, c in enumerate(big_calls(m)):
-            rows.append(("%s #%d" % (m["mode"], i), m["mode"], c))
+            rows.append(("%s #%d" % (m["col"], i), m["col"], c))
     fig, ax = plt.subplots(figsize=(7.2, 0.9 + 0.42 * max(1, len(rows))))
     if not rows:
         ax.text(0.5, 0.5, "no munmapsnoop data", ha="center", va="center",
@@ -325,7 +408,7 @@ def plot_phases(modes):
         return svg_of(fig)
     phases = (("write_hold_ns", "write phase", "#d62728"),
               ("read_hold_ns", "read phase", "#1f77b4"),
-              ("unmap_region_ns", "unmap_region", "#7f7f7f"),
+              ("unmap_region_ns", "unmap_region / zap", "#7f7f7f"),
               ("total_ns", "total", "#000000"))
     h = 0.2
     vals = [c.get(k) for _, _, c in rows for k, _, _ in phases if c.get(k)]
@@ -357,34 +440,6 @@ def plot_phases(modes):
     return svg_of(fig)
 
 
-# ----------------------------------------------------------------- tables
-
-def pct_rows(modes):
-    """(hist, mode, h, ratios) for every histogram present."""
-    names = [n for n in HISTS if any(n in m["hists"] for m in modes)]
-    names += sorted({n for m in modes for n in m["hists"]} - set(HISTS))
-    base = next((m for m in modes if m["mode"] == "downgrade"), None)
-    rows = []
-    for n in names:
-        for m in modes:
-            h = m["hists"].get(n)
-            if h is None:
-                continue
-            b = base["hists"].get(n) if base else None
-            rows.append((n, m["mode"], h,
-                         (fmt_ratio(h.get("p99"), b and b.get("p99")),
-                          fmt_ratio(h.get("max"), b and b.get("max")))))
-    return rows
-
-
-def user_rows(modes):
-    rows = []
-    for m in modes:
-        for o in m["workload"]:
-            rows.append((m["mode"], o))
-    return rows
-
-
 def text_hist(h, width=40):
     """bcc-style log2 histogram."""
     lines = ["%24s : %-8s %s" % ("nsecs", "count", "distribution")]
@@ -402,13 +457,231 @@ def text_hist(h, width=40):
     return "\n".join(lines)
 
 
+def col_style(cols, m):
+    """Line properties of a column: the lab kernel's modes in their
+    colours, solid; other kernels dashed, a colour per stock column."""
+    if not m["stock"]:
+        return {"color": MODE_COLORS.get(m["mode"], "#7f7f7f"),
+                "linestyle": "-" if m["kernel"] in ("", "lab") else "--"}
+    stock = [x for x in cols if x["stock"]]
+    return {"color": STOCK_COLORS[stock.index(m) % len(STOCK_COLORS)],
+            "linestyle": "--"}
+
+
+# ---------------------------------------------------------------- verdict
+
+def who(w):
+    """The task of a top_waits entry (or of its holder), in words."""
+    comm, op = w.get("comm", "?"), w.get("op", "?")
+    if comm == "mt-ps":
+        return "the `ps` reader (mt-ps)"
+    if op == "fault":
+        return "a page fault of %s" % comm
+    return "%s (%s)" % (comm, op)
+
+
+def behind(w):
+    """'WHO behind HOLDER' of a top_waits entry."""
+    hd = w.get("holder")
+    if not hd:
+        return "%s, holder not recorded" % who(w)
+    return "%s behind %s's %s (%s phase)" % (who(w), hd.get("comm"),
+                                            hd.get("op"), hd.get("phase"))
+
+
+def longest_wait(m, kind):
+    ws = [w for w in m["top_waits"] if w.get("type") == kind]
+    return max(ws, key=lambda w: w.get("wait_ns", 0)) if ws else None
+
+
+def fault_wait_text(m):
+    """Did page faults wait on mmap_lock, and how long."""
+    v, h = m["vma"], m["hists"]
+    if v and v.get("available"):
+        fb = h.get("vma_fallback_wait") or {}
+        n = fb.get("count") or 0
+        how = "%d faults took a VMA lock, %d fell back to mmap_lock" % (
+            v["faults"], v["fallbacks"])
+        if not n:
+            return "page faults never waited on mmap_lock (%s)" % how
+        return ("page faults waited on mmap_lock %d times, up to %s, after "
+                "falling back from the VMA lock (%s)" % (
+                    n, fmt_ns(fb.get("max")), how))
+    if not m["mmlockstat_present"]:
+        return None
+    fw = [w for w in m["top_waits"] if w.get("op") == "fault"
+          and w.get("type") == "read"]
+    if fw:
+        return "page faults waited up to %s on mmap_lock%s" % (
+            fmt_ns(max(w["wait_ns"] for w in fw)), "" if m["kvma"] else
+            " (no per-VMA locks: every fault takes it)")
+    rw = h.get("read_wait") or {}
+    if len([w for w in m["top_waits"] if w.get("type") == "read"]) >= \
+            (rw.get("count") or 0):
+        return "page faults never waited on mmap_lock"
+    return "no page fault among the %d longest mmap_lock waits" % len(
+        m["top_waits"])
+
+
+def verdict(m):
+    """One sentence for a column: its munmap, the longest reader wait and
+    whom it waited behind, the page faults' waits; all from the JSON."""
+    if not m["ok"] and not m["workload"] and not m["calls"]:
+        return "FAILED, no data (see Failures)"
+    parts = []
+    calls = [c for c in big_calls(m) if c.get("op") == "munmap"]
+    if calls:
+        c = max(calls, key=lambda c: c.get("total_ns", 0))
+        parts.append("%s of %s took %s (write-held %s, read-held %s), "
+                     "blocking %s" % (
+                         "the longest of %d munmap() calls" % len(calls)
+                         if len(calls) > 1 else "its munmap() call",
+                         fmt_bytes(c.get("len")),
+                         fmt_ns(c.get("total_ns")),
+                         fmt_ns(c.get("write_hold_ns")),
+                         fmt_ns(c.get("read_hold_ns")),
+                         "%d waiter%s for up to %s" % (
+                             c["waiters"], "s" if c["waiters"] > 1 else "",
+                             fmt_ns(c.get("max_wait_ns")))
+                         if c.get("waiters") else "no waiter"))
+    elif m["workload"]:
+        o = max(m["workload"], key=lambda o: o["munmap_ns"])
+        parts.append("the longest munmap() took %s in userspace (no "
+                     "munmapsnoop data)" % fmt_ns(o["munmap_ns"]))
+    w = longest_wait(m, "read")
+    if w:
+        parts.append("the longest mmap_lock reader wait was %s: %s" % (
+            fmt_ns(w.get("wait_ns")), behind(w)))
+        if not w.get("holder"):
+            wh = max((x for x in m["top_waits"] if x.get("type") == "read"
+                      and x.get("holder")), default=None,
+                     key=lambda x: x.get("wait_ns", 0))
+            if wh:
+                parts.append("the longest behind a recorded holder was "
+                             "%s: %s" % (fmt_ns(wh.get("wait_ns")),
+                                         behind(wh)))
+    elif m["mmlockstat_present"]:
+        parts.append("no reader waited on mmap_lock")
+    f = fault_wait_text(m)
+    if f:
+        parts.append(f)
+    vw = m["hists"].get("vma_write_wait") or {}
+    if vw.get("count"):
+        parts.append("vma_start_write() waited %d times for VMA readers, up "
+                     "to %s" % (vw["count"], fmt_ns(vw.get("max"))))
+    if not m["ok"]:
+        parts.append("the run FAILED (see Failures)")
+    s = "; ".join(parts) or "no data"
+    return s[0].upper() + s[1:] + "."
+
+
+# ----------------------------------------------------------------- tables
+
+def base_col(cols):
+    """The column ratios are taken against: upstream's downgrade."""
+    return next((m for m in cols if m["mode"] == "downgrade" and
+                 not m["stock"]), None) or \
+        next((m for m in cols if m["mode"] == "downgrade"), None)
+
+
+def hist_rows(cols):
+    """(histogram, stat, cells) for every histogram any column has."""
+    names = [n for n in HISTS if any(n in m["hists"] for m in cols)]
+    names += sorted({n for m in cols for n in m["hists"]} - set(HISTS))
+    base = base_col(cols)
+    rows = []
+    for n in names:
+        hs = [m["hists"].get(n) for m in cols]
+        rows.append((n, "count", [h["count"] if h else "–" for h in hs]))
+        for q in ("p50", "p99", "max"):
+            rows.append((n, q, [fmt_ns(h.get(q)) if h else "–" for h in hs]))
+        b = base["hists"].get(n) if base else None
+        if b and len(cols) > 1:
+            rows.append((n, "max vs %s" % base["col"],
+                         [fmt_ratio(h.get("max"), b.get("max")) if h
+                          else "–" for h in hs]))
+    return rows
+
+
+CALL_ROWS = (("total", "total_ns"), ("write hold", "write_hold_ns"),
+             ("read hold", "read_hold_ns"),
+             ("unmap_region", "unmap_region_ns"), ("downgraded", None),
+             ("call mode", "mode"), ("sections", "sections"),
+             ("lock drops", "lock_drops"), ("waiters", "waiters"),
+             ("wait (sum)", "wait_ns"), ("longest waiter", "max_wait_ns"))
+
+
+def call_rows(cols):
+    per = [big_calls(m) for m in cols]
+    rows = []
+    for i in range(max([len(p) for p in per] or [0])):
+        for lab, key in CALL_ROWS:
+            cells = []
+            for p in per:
+                c = p[i] if i < len(p) else None
+                if c is None:
+                    cells.append("–")
+                elif key is None:
+                    cells.append({True: "yes", False: "no"}.get(
+                        c.get("downgraded"), c.get("downgraded")))
+                elif key.endswith("_ns"):
+                    cells.append(fmt_ns(c.get(key)))
+                else:
+                    cells.append(c.get(key))
+            rows.append(("#%d" % i, lab, cells))
+    return rows
+
+
+def user_rows(cols):
+    """Per rep what userspace saw, then the tool's waits of the run."""
+    kinds = [k for k in READER_KINDS if any(
+        k in (o.get("readers") or {}) for m in cols for o in m["workload"])]
+    reps = sorted({o["rep"] for m in cols for o in m["workload"]})
+    rows = []
+    for r in reps:
+        os_ = [next((o for o in m["workload"] if o["rep"] == r), None)
+               for m in cols]
+        rows.append((r, "munmap", [fmt_ns(o["munmap_ns"]) if o else "–"
+                                   for o in os_]))
+        rows.append((r, "populate", [fmt_ns(o["populate_ns"]) if o else "–"
+                                     for o in os_]))
+        for k in kinds:
+            rd = [((o or {}).get("readers") or {}).get(k) for o in os_]
+            for lab, f in (("max", lambda x: fmt_ns(x["max"])),
+                           ("overlap max",
+                            lambda x: fmt_ns(x["overlap_max"])),
+                           ("p99", lambda x: fmt_ns(x["p99"])),
+                           ("ops", lambda x: x["count"])):
+                rows.append((r, "%s %s" % (k, lab),
+                             [f(x) if x else "–" for x in rd]))
+    if reps:
+        for n, q in (("read_wait", "max"), ("read_wait", "p99"),
+                     ("write_wait", "max")):
+            rows.append(("all", "tool %s %s" % (n, q),
+                         [fmt_ns(m["hists"].get(n, {}).get(q)) for m in cols]))
+    return rows
+
+
+def vma_rows(cols):
+    if not any(m["vma"] for m in cols):
+        return []
+    v = [m["vma"] for m in cols]
+    return [("per-VMA locks", [("yes" if x["available"] else "no") if x
+                               else "–" for x in v]),
+            ("faults with a VMA lock", [x["faults"] if x and x["available"]
+                                        else "–" for x in v]),
+            ("fell back to mmap_lock", [x["fallbacks"] if x and
+                                        x["available"] else "–"
+                                        for x in v])]
+
+
 # ------------------------------------------------------------- trace.json
 
-def chrome_trace(modes):
+def chrome_trace(cols):
     ev = []
-    for pi, m in enumerate(modes, 1):
+    for pi, m in enumerate(cols, 1):
         ev.append({"ph": "M", "name": "process_name", "pid": pi, "tid": 0,
-                   "args": {"name": "mode: %s" % m["mode"]}})
+                   "args": {"name": "mode: %s" % m["col"]}})
         named = set()
 
         def tname(tid, name):
@@ -480,139 +753,167 @@ def md_table(head, rows):
     return "\n".join(out)
 
 
-def params_lines(meta, host):
-    p = meta.get("params", {})
-    mach = meta.get("machine", {})
-    out = [
-        ("kernel", "%s (%s)" % (mach.get("kernel", "?"),
-                                mach.get("kernel_version", "?"))),
-        ("kernel source", host.get("kernel_source") or "?"),
-        ("series", ", ".join(mach.get("series") or []) or "(empty)"),
-        ("machine", "%s CPUs, %s MiB, %s" % (mach.get("cpus"), mach.get("mem_mb"),
-                                           mach.get("cpu_model", "?"))),
-        ("THP", mach.get("thp", "?")),
-        ("workload", "%s, size %s MiB, %s reps, %s fault threads, cmdline "
-         "reader %s, writer %s" % (p.get("workload"), p.get("size_mb"),
-                                   p.get("reps"), p.get("fault_threads"),
-                                   "on" if p.get("cmdline_reader") else "off",
-                                   "on" if p.get("writer") else "off")),
-        ("modes", "%s (requested: %s); section size %s MiB" % (
-            " ".join(p.get("modes") or []),
-            " ".join(p.get("modes_requested") or []), p.get("section_mb"))),
-        ("tools", " ".join(p.get("tools") or []) or "none"),
-        ("started", "%s, finished %s" % (meta.get("started", "?"),
-                                         meta.get("finished", "?"))),
+def params_rows(kernels):
+    """Parameters: a row per item, a column per kernel."""
+    def per(f):
+        return [f(k) for k in kernels]
+
+    def mach(k):
+        return k["meta"].get("machine") or {}
+
+    def par(k):
+        return k["meta"].get("params") or {}
+    rows = [
+        ("kernel", per(lambda k: "%s (%s)" % (mach(k).get("kernel", "?"),
+                                              mach(k).get("kernel_version",
+                                                          "?"))
+                       if k["meta"] else "–")),
+        ("behaviour", per(kernel_title)),
+        ("kernel source", per(lambda k: k["host"].get("kernel_source") or
+                              "?")),
+        ("series", per(lambda k: ", ".join(mach(k).get("series") or []) or
+                       "(empty)" if not k["stock"] else
+                       "none (Debian's build)")),
+        ("machine", per(lambda k: "%s CPUs, %s MiB, %s" % (
+            mach(k).get("cpus"), mach(k).get("mem_mb"),
+            mach(k).get("cpu_model", "?")) if k["meta"] else "–")),
+        ("THP", per(lambda k: mach(k).get("thp", "–"))),
+        ("workload", per(lambda k: "%s, size %s MiB, %s reps, %s fault "
+                         "threads, cmdline reader %s, writer %s" % (
+                             par(k).get("workload"), par(k).get("size_mb"),
+                             par(k).get("reps"), par(k).get("fault_threads"),
+                             "on" if par(k).get("cmdline_reader") else "off",
+                             "on" if par(k).get("writer") else "off")
+                         if par(k) else "–")),
+        ("modes", per(lambda k: "%s (requested: %s); section size %s MiB" % (
+            " ".join(par(k).get("modes") or []),
+            " ".join(par(k).get("modes_requested") or []),
+            par(k).get("section_mb")) if par(k) else "–")),
+        ("tools", per(lambda k: " ".join(par(k).get("tools") or []) or
+                      "none")),
+        ("started", per(lambda k: "%s, finished %s" % (
+            k["meta"].get("started", "?"), k["meta"].get("finished", "?"))
+            if k["meta"] else "–")),
     ]
-    for k in sorted(host):
-        if k != "kernel_source":
-            out.append(("host " + k.replace("_", " "), host[k]))
+    keys = sorted({x for k in kernels for x in k["host"]} -
+                  {"kernel", "kernel_source", "error"})
+    for x in keys:
+        rows.append(("host " + x.replace("_", " "),
+                     per(lambda k: k["host"].get(x, "–"))))
+    return [(a,) + tuple(b) for a, b in rows]
+
+
+def failures(kernels):
+    """(who, error) of every failure: kernels, then their modes."""
+    out = []
+    for k in kernels:
+        for e in k["errors"]:
+            out.append((k["name"] or "kernel", e))
+        if not k["cols"] and not k["errors"]:
+            out.append((k["name"] or "kernel", "no mode was run (no raw "
+                        "data)"))
+        for m in k["cols"]:
+            if not m["ok"]:
+                for e in m["errors"] or ["status not ok"]:
+                    out.append((m["col"], e))
     return out
 
 
-def workload_cells(o, kind):
-    r = (o.get("readers") or {}).get(kind)
-    if not r:
-        return ["–"] * 4
-    return [fmt_ns(r["max"]), fmt_ns(r["overlap_max"]), fmt_ns(r["p99"]),
-            str(r["count"])]
-
-
-def summary_md(meta, host, modes):
+def summary_md(kernels):
+    cols = columns(kernels)
+    heads = [m["col"] for m in cols]
     L = ["# mmlockscope report", ""]
-    if meta.get("note"):
-        L += ["> **Note:** " + meta["note"], ""]
-    failed = [m for m in modes if not m["ok"]]
-    if failed or not modes or meta["_errors"]:
+    L += ["## Verdict", ""]
+    for k in kernels:
+        if not k["cols"]:
+            L.append("- **%s**: FAILED, not run: %s" % (
+                k["name"] or "kernel", "; ".join(k["errors"]) or "no data"))
+        for m in k["cols"]:
+            L.append("- **%s**: %s" % (m["col"], verdict(m)))
+    if not kernels:
+        L.append("- no kernel was run (no raw data)")
+    L.append("")
+    for k in kernels:
+        if k["meta"].get("note"):
+            L += ["> **Note (%s):** %s" % (k["name"] or "kernel",
+                                          k["meta"]["note"]), ""]
+    fl = failures(kernels)
+    if fl or not kernels:
         L += ["## Failures", ""]
-        for err in meta["_errors"]:
-            L.append("- " + err)
-        if not modes:
-            L.append("- no mode was run (no raw data)")
-        for m in failed:
-            for e in m["errors"] or ["status not ok"]:
-                L.append("- **%s**: %s" % (m["mode"], e))
+        if not kernels:
+            L.append("- no kernel was run (no raw data)")
+        L += ["- **%s**: %s" % f for f in fl]
         L.append("")
-    L += ["## Parameters", "", md_table(["", ""], params_lines(meta, host)), ""]
-    L += ["## Lock hold and wait (mmlockstat)", "",
-          "Ratios are against `downgrade` (the upstream behaviour).", ""]
-    rows = [(n, mo, h["count"], fmt_ns(h.get("p50")), fmt_ns(h.get("p99")),
-             fmt_ns(h.get("max")), r[0], r[1])
-            for n, mo, h, r in pct_rows(modes)]
-    L.append(md_table(["histogram", "mode", "count", "p50", "p99", "max",
-                       "p99 vs downgrade", "max vs downgrade"], rows)
+    L += ["## Columns", "", md_table(
+        ["column", "kernel", "mode"],
+        [(m["col"], kernel_title(k), "its own (no vm.munmap_lock_mode)"
+          if m["stock"] else "vm.munmap_lock_mode=" + m["mode"])
+         for k in kernels for m in k["cols"]]), ""]
+    L += ["## Parameters", "", md_table(
+        [""] + [k["name"] for k in kernels], params_rows(kernels)), ""]
+    base = base_col(cols)
+    L += ["## Lock hold and wait (mmlockstat)", ""]
+    if base and len(cols) > 1:
+        L += ["Ratios are against `%s` (the upstream behaviour)."
+              % base["col"], ""]
+    rows = [(n, q) + tuple(c) for n, q, c in hist_rows(cols)]
+    L.append(md_table(["histogram", "stat"] + heads, rows)
              if rows else "_no mmlockstat data_")
     L.append("")
+    rows = vma_rows(cols)
+    if rows:
+        L += ["## Per-VMA locks (mmlockstat)", "",
+              "Page faults that took a VMA lock never touch mmap_lock; the "
+              "ones that fell back wait on it like any reader.", "",
+              md_table([""] + heads, [(a,) + tuple(b) for a, b in rows]),
+              ""]
     L += ["## munmap calls (munmapsnoop)", ""]
-    crow = []
-    for m in modes:
-        for i, c in enumerate(big_calls(m)):
-            crow.append((m["mode"], i, c.get("op"), fmt_bytes(c.get("len")),
-                         fmt_ns(c.get("total_ns")),
-                         fmt_ns(c.get("write_hold_ns")),
-                         fmt_ns(c.get("read_hold_ns")),
-                         fmt_ns(c.get("unmap_region_ns")),
-                         {True: "yes", False: "no"}.get(c.get("downgraded"),
-                                                        c.get("downgraded")),
-                         c.get("mode"),
-                         c.get("sections"), c.get("lock_drops"),
-                         c.get("waiters"), fmt_ns(c.get("wait_ns")),
-                         fmt_ns(c.get("max_wait_ns"))))
-    L.append(md_table(["mode", "#", "op", "len", "total", "write hold",
-                       "read hold", "unmap_region", "downgraded",
-                       "call mode", "sections", "lock drops", "waiters",
-                       "wait (sum)", "longest waiter"], crow) if crow else
+    rows = [(i, lab) + tuple(c) for i, lab, c in call_rows(cols)]
+    L.append(md_table(["call", "measure"] + heads, rows) if rows else
              "_no munmapsnoop data_")
     L.append("")
     L += ["## Userspace-measured latency (munmap_test) vs the tool", "",
           "`max` is the longest op in the rep; `overlap max` the longest op "
           "that overlapped the munmap() call. The tool's read_wait/write_wait "
-          "cover the whole mode (all reps).", ""]
-    urows = []
-    for mo, o in user_rows(modes):
-        m = next(x for x in modes if x["mode"] == mo)
-        rw = m["hists"].get("read_wait", {})
-        ww = m["hists"].get("write_wait", {})
-        row = [mo, o["rep"], fmt_ns(o["munmap_ns"]), fmt_ns(o["populate_ns"])]
-        for k in READER_KINDS:
-            row += workload_cells(o, k)
-        row += [fmt_ns(rw.get("max")), fmt_ns(rw.get("p99")),
-                fmt_ns(ww.get("max"))]
-        urows.append(row)
-    head = ["mode", "rep", "munmap", "populate"]
-    for k in READER_KINDS:
-        head += ["%s max" % k, "%s overlap max" % k, "%s p99" % k,
-                 "%s ops" % k]
-    head += ["tool read_wait max", "tool read_wait p99", "tool write_wait max"]
-    L.append(md_table(head, urows) if urows else "_no workload data_")
+          "(rep `all`) cover the whole run of the column.", ""]
+    rows = [(r, lab) + tuple(c) for r, lab, c in user_rows(cols)]
+    L.append(md_table(["rep", "measure"] + heads, rows) if rows else
+             "_no workload data_")
     L.append("")
-    srows = [(m["mode"], x["rep"], x.get("stressor"), x.get("bogo-ops"),
+    srows = [(m["col"], x["rep"], x.get("stressor"), x.get("bogo-ops"),
               x.get("bogo-ops-per-second-real-time"),
               x.get("wall-clock-time"), x.get("system-time"))
-             for m in modes for x in m["stress_metrics"]]
+             for m in cols for x in m["stress_metrics"]]
     if srows:
         L += ["## stress-ng metrics", "", md_table(
-            ["mode", "rep", "stressor", "bogo ops", "bogo ops/s (real)",
+            ["column", "rep", "stressor", "bogo ops", "bogo ops/s (real)",
              "wall s", "system s"], srows), ""]
     L += ["## Histograms (bcc-style)", ""]
     for n in HISTS:
-        for m in modes:
+        for m in cols:
             h = m["hists"].get(n)
             if h:
-                L += ["### %s — %s" % (n, m["mode"]), "", "```",
+                L += ["### %s — %s" % (n, m["col"]), "", "```",
                       text_hist(h), "```", ""]
-    for k in READER_KINDS:
-        for m in modes:
+    for kd in READER_KINDS:
+        for m in cols:
             for o in m["workload"]:
-                r = (o.get("readers") or {}).get(k)
+                r = (o.get("readers") or {}).get(kd)
                 if r:
                     L += ["### userspace %s latency — %s rep %d"
-                          % (k, m["mode"], o["rep"]), "", "```",
+                          % (kd, m["col"], o["rep"]), "", "```",
                           text_hist(r), "```", ""]
-    L += ["## Status", "", md_table(
-        ["mode", "ok", "wall", "errors"],
-        [(m["mode"], "yes" if m["ok"] else "**FAILED**",
-          "%s s" % m["status"].get("wall_s", "?"),
-          "; ".join(m["errors"]) or "–") for m in modes]), ""]
+    st = []
+    for k in kernels:
+        if not k["cols"]:
+            st.append((k["name"] or "kernel", "**FAILED**", "–",
+                       "; ".join(k["errors"]) or "no data"))
+        for m in k["cols"]:
+            st.append((m["col"], "yes" if m["ok"] else "**FAILED**",
+                       "%s s" % m["status"].get("wall_s", "?"),
+                       "; ".join(m["errors"]) or "–"))
+    L += ["## Status", "", md_table(["column", "ok", "wall", "errors"], st),
+          ""]
     return "\n".join(L)
 
 
@@ -624,11 +925,13 @@ h1{font-size:1.5em} h2{font-size:1.2em;border-bottom:1px solid #ccc;margin-top:1
 table{border-collapse:collapse;margin:.6em 0;font-size:.85em;display:block;overflow-x:auto}
 td,th{border:1px solid #ccc;padding:2px 6px;text-align:right;white-space:nowrap}
 td:first-child,th:first-child{text-align:left}
-table.kv td{text-align:left;white-space:normal}
+table.kv td,table.wrap td{text-align:left;white-space:normal}
+table.kv th,table.wrap th{text-align:left} table.kv td:first-child{white-space:nowrap}
 h3{font-size:.95em;margin:.8em 0 .2em}
 .fail{background:#fdd;border:1px solid #d33;padding:.5em 1em}
 .note{background:#ffd;border:1px solid #cc3;padding:.5em 1em}
 .plots{display:flex;flex-wrap:wrap;gap:8px} .plots svg{max-width:100%;height:auto}
+ul.verdict li{margin:.3em 0} ul.verdict code{background:#f0f0f0}
 pre{font-size:.75em;background:#f6f6f6;padding:.5em;overflow-x:auto}
 """
 
@@ -657,82 +960,99 @@ def md_to_rows(md, heading):
     return split(lines[0]), [split(l) for l in lines[2:]]
 
 
-def index_html(meta, host, modes, md):
+def md_section(md, heading):
+    sec = md.split("## " + heading, 1)
+    return sec[1].split("\n## ", 1)[0] if len(sec) > 1 else ""
+
+
+def index_html(kernels, md):
     e = html.escape
+    cols = columns(kernels)
     P = ["<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>",
          "<title>mmlockscope report</title><style>%s</style></head><body>"
          % CSS, "<h1>mmlockscope: munmap and mmap_lock</h1>"]
-    if meta.get("note"):
-        P.append("<p class='note'>%s</p>" % e(meta["note"]))
-    failed = [m for m in modes if not m["ok"]]
-    if failed or not modes or meta["_errors"]:
+    P.append("<h2>Verdict</h2><ul class='verdict'>")
+    for line in md_section(md, "Verdict").splitlines():
+        mm = re.match(r"- \*\*(.*?)\*\*: (.*)$", line)
+        if mm:
+            P.append("<li><b>%s</b>: %s</li>" % (
+                e(mm.group(1)), re.sub(r"`([^`]*)`", r"<code>\1</code>",
+                                       e(mm.group(2)))))
+    P.append("</ul>")
+    for k in kernels:
+        if k["meta"].get("note"):
+            P.append("<p class='note'>%s: %s</p>" % (
+                e(k["name"] or "kernel"), e(k["meta"]["note"])))
+    fl = failures(kernels)
+    if fl or not kernels:
         P.append("<div class='fail'><b>Failed runs</b><ul>")
-        for err in meta["_errors"]:
-            P.append("<li>%s</li>" % e(err))
-        if not modes:
-            P.append("<li>no mode was run (no raw data)</li>")
-        for m in failed:
-            for err in m["errors"] or ["status not ok"]:
-                P.append("<li><b>%s</b>: %s</li>" % (e(m["mode"]), e(err)))
-        P.append("</ul>Logs: <code>raw/&lt;mode&gt;/*.err</code>, "
-                 "<code>experiment.log</code>.</div>")
-    P.append("<h2>Parameters</h2>")
-    P.append(h_table(["", ""], params_lines(meta, host), "kv"))
+        if not kernels:
+            P.append("<li>no kernel was run (no raw data)</li>")
+        for w, err in fl:
+            P.append("<li><b>%s</b>: %s</li>" % (e(w), e(err)))
+        P.append("</ul>Logs: <code>raw/&lt;kernel&gt;/&lt;mode&gt;/*.err"
+                 "</code>, <code>logs/&lt;kernel&gt;/experiment.log</code>."
+                 "</div>")
+    for title, heading, cls in (
+            ("Columns", "Columns", "wrap"),
+            ("Parameters", "Parameters", "kv")):
+        head, rows = md_to_rows(md, heading)
+        if head:
+            P.append("<h2>%s</h2>" % title)
+            P.append(h_table(head, rows, cls))
 
-    P.append("<h2>Lock hold and wait per mode (mmlockstat)</h2><div class='plots'>")
+    P.append("<h2>Lock hold and wait (mmlockstat)</h2><div class='plots'>")
     for n in HISTS:
-        series = [(m["mode"], MODE_COLORS.get(m["mode"], None),
-                   m["hists"][n]["buckets"]) for m in modes
-                  if n in m["hists"]]
+        series = [(m["col"], col_style(cols, m), m["hists"][n]["buckets"])
+                  for m in cols if m["hists"].get(n, {}).get("buckets")]
         if series:
             P.append(plot_overlay(series, HIST_TITLES[n]))
-        elif n in ("write_hold", "read_hold", "read_wait"):
+        elif n in ("write_hold", "read_hold", "read_wait") or \
+                any(n in m["hists"] for m in cols):
             P.append("<p>No data for %s.</p>" % e(HIST_TITLES[n]))
     P.append("</div>")
     head, rows = md_to_rows(md, "Lock hold and wait (mmlockstat)")
     P.append(h_table(head, rows) if head else "<p>No mmlockstat data.</p>")
+    head, rows = md_to_rows(md, "Per-VMA locks (mmlockstat)")
+    if head:
+        P.append("<h2>Per-VMA locks (mmlockstat)</h2>")
+        P.append("<p>Page faults that took a VMA lock never touch "
+                 "mmap_lock; the ones that fell back wait on it like any "
+                 "reader.</p>")
+        P.append(h_table(head, rows))
 
     P.append("<h2>munmap phases per call (munmapsnoop)</h2>")
     P.append("<p>Like the function_graph trace in dd2283f2605e: how much of "
              "each munmap ran under the write lock, how much under the read "
-             "lock, and the time in <code>unmap_region()</code>.</p>")
-    if any(big_calls(m) for m in modes):
-        P.append("<div class='plots'>%s</div>" % plot_phases(modes))
+             "lock, and the time in <code>unmap_region()</code> (on 6.12 "
+             "the zap, <code>vms_clear_ptes()</code>).</p>")
+    if any(big_calls(m) for m in cols):
+        P.append("<div class='plots'>%s</div>" % plot_phases(cols))
     head, rows = md_to_rows(md, "munmap calls (munmapsnoop)")
     P.append(h_table(head, rows) if head else "<p>No munmapsnoop data.</p>")
 
     P.append("<h2>Userspace-measured latency vs the tool</h2><div class='plots'>")
-    for k in READER_KINDS:
-        series = []
-        for m in modes:
-            bk = {}
-            for o in m["workload"]:
-                for b in ((o.get("readers") or {}).get(k) or {}).get("buckets", []):
-                    bk[b["le"]] = bk.get(b["le"], 0) + b["count"]
-            if bk:
-                series.append((m["mode"], MODE_COLORS.get(m["mode"]),
-                               [{"le": a, "count": c} for a, c in bk.items()]))
+    for kd in READER_KINDS:
+        series = [(m["col"], col_style(cols, m), reader_buckets(m, kd))
+                  for m in cols if reader_buckets(m, kd)]
         if series:
             P.append(plot_overlay(series, "userspace: %s (all reps)"
-                                  % READER_TITLES[k], "op latency"))
-    # Per mode: what userspace saw next to what the tool measured.
+                                  % READER_TITLES[kd], "op latency"))
+    # Per column: what userspace saw next to what the tool measured.
     kcol = {"fault": "#ff7f0e", "cmdline": "#9467bd", "writer": "#8c564b"}
-    for m in modes:
+    for m in cols:
         series = []
-        for n, col in (("read_wait", "#1f77b4"), ("write_wait", "#17becf")):
+        for n, c in (("read_wait", "#1f77b4"), ("write_wait", "#17becf"),
+                     ("vma_fallback_wait", "#2ca02c")):
             if m["hists"].get(n, {}).get("buckets"):
-                series.append(("tool %s" % n, col, m["hists"][n]["buckets"]))
-        for k in READER_KINDS:
-            bk = {}
-            for o in m["workload"]:
-                for b in ((o.get("readers") or {}).get(k) or {}).get("buckets", []):
-                    bk[b["le"]] = bk.get(b["le"], 0) + b["count"]
-            if bk:
-                series.append(("userspace %s" % k, kcol[k],
-                               [{"le": a, "count": c} for a, c in bk.items()]))
+                series.append(("tool %s" % n, c, m["hists"][n]["buckets"]))
+        for kd in READER_KINDS:
+            if reader_buckets(m, kd):
+                series.append(("userspace %s" % kd, kcol[kd],
+                               reader_buckets(m, kd)))
         if len(series) > 1:
             P.append(plot_overlay(series, "%s: userspace op latency vs tool "
-                                  "wait" % m["mode"], "latency"))
+                                  "wait" % m["col"], "latency"))
     P.append("</div>")
     head, rows = md_to_rows(md, "Userspace-measured latency")
     P.append(h_table(head, rows) if head else "<p>No workload data.</p>")
@@ -743,7 +1063,7 @@ def index_html(meta, host, modes, md):
         P.append(h_table(head, rows))
     P.append("<h2>Status</h2>")
     head, rows = md_to_rows(md, "Status")
-    P.append(h_table(head, rows))
+    P.append(h_table(head, rows, "wrap"))
     P.append("<h2>Histograms (text, bcc-style)</h2>")
     text = md.split("## Histograms (bcc-style)", 1)[-1].split("## Status")[0]
     for block in text.split("### ")[1:]:
@@ -752,8 +1072,18 @@ def index_html(meta, host, modes, md):
             e(title), e(body.replace("```", "").strip("\n"))))
     P.append("<p>Files: <code>summary.md</code>, <code>trace.json</code> "
              "(open in ui.perfetto.dev or chrome://tracing), "
-             "<code>raw/</code>.</p></body></html>")
+             "<code>raw/</code>, <code>logs/</code>.</p></body></html>")
     return "\n".join(P)
+
+
+def reader_buckets(m, kind):
+    """A userspace reader kind's buckets over all reps of a column."""
+    bk = {}
+    for o in m["workload"]:
+        for b in ((o.get("readers") or {}).get(kind) or {}).get("buckets",
+                                                                []):
+            bk[b["le"]] = bk.get(b["le"], 0) + b["count"]
+    return [{"le": a, "count": c} for a, c in sorted(bk.items())]
 
 
 def main(argv):
@@ -764,19 +1094,18 @@ def main(argv):
     raw = argv[3] if len(argv) > 3 and argv[2] == "--raw" else \
         os.path.join(out, "raw")
     if not os.path.isdir(raw):
-        print("render_report: no raw data in %s (run scripts/experiment "
-              "first)" % raw, file=sys.stderr)
+        print("render_report: no raw data in %s (run scripts/report, or "
+              "scripts/experiment RAWDIR, first)" % raw, file=sys.stderr)
         return 2
-    meta, host, modes = load_all(raw)
-    md = summary_md(meta, host, modes)
+    kernels = load_all(raw)
+    md = summary_md(kernels)
     with open(os.path.join(out, "summary.md"), "w") as f:
         f.write(md)
     with open(os.path.join(out, "trace.json"), "w") as f:
-        json.dump(chrome_trace(modes), f)
+        json.dump(chrome_trace(columns(kernels)), f)
     with open(os.path.join(out, "index.html"), "w") as f:
-        f.write(index_html(meta, host, modes, md))
-    return 1 if any(not m["ok"] for m in modes) or not modes \
-        or meta["_errors"] else 0
+        f.write(index_html(kernels, md))
+    return 1 if failures(kernels) or not kernels else 0
 
 
 if __name__ == "__main__":

@@ -1,59 +1,24 @@
 #!/usr/bin/python3
-"""check_summary.py REPORTDIR [--no-tools] MODE...: every number in
+"""check_summary.py REPORTDIR [--no-tools] RUN...: every number in
 summary.md's tables equals (to its printed precision) the raw JSON it came
 from. Independent of scripts/render_report.py on purpose.
 
-TAP (tests/report/taplib.py), three checks per MODE: the mmlockstat table,
-the munmapsnoop table and the userspace latency table hold exactly the
-rows the raw JSON of MODE gives, with equal numbers. --no-tools: the run
-had no BPF tools (TOOLS=none), so both tool tables must say they have no
-data and the tool columns of the latency table must be empty."""
-import json
+RUN is KERNEL/MODE or MODE (tests/report/reportlib.py): the tables have a
+column per run, a row per measure. TAP (tests/report/taplib.py), three
+checks per RUN: in the mmlockstat table, the munmapsnoop table and the
+userspace latency table, the run's column holds exactly what the raw JSON
+of the run gives ("–" where it gives nothing). --no-tools: the run had no
+BPF tools (TOOLS=none), so both tool tables must say they have no data and
+the tool rows of the latency table must be empty."""
 import math
 import os
-import re
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from reportlib import jsonl, parse_dur, run_of, section, table  # noqa: E402
 from taplib import Fail, run, want  # noqa: E402
 
-UNITS = {"ns": 1, "µs": 1e3, "ms": 1e6, "s": 1e9}
 EMPTY = "–"
-
-
-def parse_dur(cell):
-    """'29.43 ms' -> (value_ns, half of the last printed digit in ns)."""
-    m = re.fullmatch(r"([0-9.]+) (ns|µs|ms|s)", cell.strip())
-    if not m:
-        return None, None
-    num, unit = m.groups()
-    dec = len(num.split(".")[1]) if "." in num else 0
-    half = 0.5 * 10 ** -dec * UNITS[unit]
-    if unit == "ns":
-        half = 1  # printed truncated
-    return float(num) * UNITS[unit], half
-
-
-def section(md, heading):
-    sec = md.split("## " + heading, 1)
-    if len(sec) < 2:
-        raise Fail("summary.md has no section '## %s'" % heading)
-    return sec[1].split("\n## ", 1)[0]
-
-
-def table(md, heading):
-    lines = [l for l in section(md, heading).splitlines()
-             if l.startswith("|")]
-    if len(lines) < 2:
-        return []
-    cells = lambda l: [c.strip() for c in l.strip().strip("|").split(" | ")]
-    head = cells(lines[0])
-    return [dict(zip(head, cells(l))) for l in lines[2:]]
-
-
-def jsonl(path):
-    with open(path) as f:
-        return [json.loads(l) for l in f if l.strip()]
 
 
 def same(what, cell, want_ns):
@@ -90,88 +55,107 @@ def tool_hist(objs, name):
     return count, q(0.5), q(0.99), max(h["max"] for h in nz)
 
 
+def column(md, heading, head_of_run):
+    """{(first cell, second cell): the run's cell} of a table."""
+    head, rows = table(md, heading)
+    want(head_of_run in head, "columns of '%s'" % heading, head[2:],
+         "one headed %r" % head_of_run)
+    i = head.index(head_of_run)
+    return {(r[0], r[1]): r[i] for r in rows}
+
+
 class Report:
     def __init__(self, rep, tools):
-        self.raw = os.path.join(rep, "raw")
+        self.rep = rep
         self.tools = tools
         with open(os.path.join(rep, "summary.md")) as f:
             self.md = f.read()
 
-    def mmlockstat(self, mode):
+    def mmlockstat(self, run_):
+        d, head = run_of(self.rep, run_)
         if not self.tools:
             body = section(self.md, "Lock hold and wait (mmlockstat)")
             want("_no mmlockstat data_" in body, "without tools",
                  "a table", "'_no mmlockstat data_'")
             return "no data, as run without tools"
-        objs = jsonl(os.path.join(self.raw, mode, "mmlockstat.jsonl"))
+        objs = jsonl(os.path.join(d, "mmlockstat.jsonl"))
         names = sorted({n for o in objs for n in o.get("histograms", {})})
         want(names, "histograms in mmlockstat.jsonl", "none", "some")
-        rows = [r for r in table(self.md, "Lock hold and wait (mmlockstat)")
-                if r["mode"] == mode]
-        want(sorted(r["histogram"] for r in rows) == names, "histogram rows",
-             sorted(r["histogram"] for r in rows), names)
-        for r in rows:
-            c, p50, p99, mx = tool_hist(objs, r["histogram"])
-            w = "%s/%s" % (mode, r["histogram"])
-            want(int(r["count"]) == c, w + " count", r["count"], c)
-            same(w + " p50", r["p50"], p50)
-            same(w + " p99", r["p99"], p99)
-            same(w + " max", r["max"], mx)
-        return "%d histograms, %d numbers" % (len(rows), 4 * len(rows))
+        col = column(self.md, "Lock hold and wait (mmlockstat)", head)
+        rows = sorted({h for h, _ in col})
+        want(set(names) <= set(rows), "histogram rows", rows,
+             "all of %s" % names)
+        for (n, stat), cell in col.items():
+            w = "%s/%s %s" % (head, n, stat)
+            if n not in names:
+                want(cell == EMPTY, w, repr(cell),
+                     "'%s' (not in this run's JSON)" % EMPTY)
+        for n in names:
+            c, p50, p99, mx = tool_hist(objs, n)
+            w = "%s/%s" % (head, n)
+            want(col.get((n, "count")) == str(c), w + " count",
+                 col.get((n, "count")), c)
+            same(w + " p50", col[(n, "p50")], p50)
+            same(w + " p99", col[(n, "p99")], p99)
+            same(w + " max", col[(n, "max")], mx)
+        return "%d histograms, %d numbers" % (len(names), 4 * len(names))
 
-    def munmapsnoop(self, mode):
+    def munmapsnoop(self, run_):
+        d, head = run_of(self.rep, run_)
         if not self.tools:
             body = section(self.md, "munmap calls (munmapsnoop)")
             want("_no munmapsnoop data_" in body, "without tools",
                  "a table", "'_no munmapsnoop data_'")
             return "no data, as run without tools"
-        wl = jsonl(os.path.join(self.raw, mode, "workload.jsonl"))
+        wl = jsonl(os.path.join(d, "workload.jsonl"))
         pids = {o["pid"] for o in wl}
         sizes = {o["size_mb"] << 20 for o in wl}
-        calls = [c for c in jsonl(os.path.join(self.raw, mode,
-                                               "munmapsnoop.jsonl"))
+        calls = [c for c in jsonl(os.path.join(d, "munmapsnoop.jsonl"))
                  if "total_ns" in c and c.get("pid") in pids
                  and c.get("op") == "munmap" and c.get("len") in sizes]
         want(calls, "the workload's big munmap calls in munmapsnoop.jsonl",
              "none", "%d (one per rep)" % len(wl))
-        rows = [r for r in table(self.md, "munmap calls (munmapsnoop)")
-                if r["mode"] == mode]
-        want(len(rows) == len(calls), "rows", len(rows),
-             "%d (the big munmap calls in the JSON)" % len(calls))
-        for r, c in zip(rows, calls):
-            w = "%s call %s" % (mode, r["#"])
-            for col, key in (("total", "total_ns"),
-                             ("write hold", "write_hold_ns"),
-                             ("read hold", "read_hold_ns"),
-                             ("unmap_region", "unmap_region_ns"),
-                             ("longest waiter", "max_wait_ns")):
-                same("%s %s" % (w, col), r[col], c[key])
+        col = column(self.md, "munmap calls (munmapsnoop)", head)
+        shown = sorted({i for (i, _), v in col.items() if v != EMPTY})
+        want(shown == ["#%d" % i for i in range(len(calls))], "calls shown",
+             shown, "%d (the big munmap calls in the JSON)" % len(calls))
+        for i, c in enumerate(calls):
+            w = "%s call #%d" % (head, i)
+            r = {m: v for (j, m), v in col.items() if j == "#%d" % i}
+            for key, row in (("total_ns", "total"),
+                             ("write_hold_ns", "write hold"),
+                             ("read_hold_ns", "read hold"),
+                             ("unmap_region_ns", "unmap_region"),
+                             ("wait_ns", "wait (sum)"),
+                             ("max_wait_ns", "longest waiter")):
+                same("%s %s" % (w, row), r[row], c[key])
             want(r["downgraded"] == ("yes" if c["downgraded"] else "no"),
                  w + " downgraded", r["downgraded"], c["downgraded"])
-            for col, key in (("sections", "sections"),
-                             ("lock drops", "lock_drops"),
+            for key, row in (("mode", "call mode"), ("sections", "sections"),
+                             ("lock_drops", "lock drops"),
                              ("waiters", "waiters")):
-                want(r[col] == str(c[key]), "%s %s" % (w, col), r[col],
+                want(r[row] == str(c[key]), "%s %s" % (w, row), r[row],
                      c[key])
-        return "%d calls, %d numbers" % (len(rows), 10 * len(rows))
+        return "%d calls, %d numbers" % (len(calls), 11 * len(calls))
 
-    def latency(self, mode):
-        wl = jsonl(os.path.join(self.raw, mode, "workload.jsonl"))
+    def latency(self, run_):
+        d, head = run_of(self.rep, run_)
+        wl = jsonl(os.path.join(d, "workload.jsonl"))
         want(wl, "workload.jsonl", "empty", "one object per rep")
-        rows = [r for r in table(self.md, "Userspace-measured latency")
-                if r["mode"] == mode]
-        want(sorted(int(r["rep"]) for r in rows) == sorted(o["rep"] for o in wl),
-             "reps in the table", [r["rep"] for r in rows],
-             [o["rep"] for o in wl])
+        col = column(self.md, "Userspace-measured latency", head)
+        shown = sorted(int(i) for (i, m), v in col.items()
+                       if m == "munmap" and v != EMPTY)
+        want(shown == sorted(o["rep"] for o in wl), "reps in the table",
+             shown, [o["rep"] for o in wl])
         rw = ww = (None,) * 4
         if self.tools:
-            ms = jsonl(os.path.join(self.raw, mode, "mmlockstat.jsonl"))
+            ms = jsonl(os.path.join(d, "mmlockstat.jsonl"))
             rw = tool_hist(ms, "read_wait")
             ww = tool_hist(ms, "write_wait")
         n = 0
-        for r in rows:
-            o = [x for x in wl if x["rep"] == int(r["rep"])][0]
-            w = "%s rep %s" % (mode, r["rep"])
+        for o in wl:
+            r = {m: v for (j, m), v in col.items() if j == str(o["rep"])}
+            w = "%s rep %s" % (head, o["rep"])
             same(w + " munmap", r["munmap"], o["munmap_ns"])
             same(w + " populate", r["populate"], o["populate_ns"])
             n += 2
@@ -183,18 +167,18 @@ class Report:
                 want(r[k + " ops"] == str(v["count"]), "%s %s ops" % (w, k),
                      r[k + " ops"], v["count"])
                 n += 4
-            same(w + " tool read_wait max", r["tool read_wait max"], rw[3])
-            same(w + " tool read_wait p99", r["tool read_wait p99"], rw[2])
-            same(w + " tool write_wait max", r["tool write_wait max"], ww[3])
-            n += 3
-        return "%d reps, %d numbers" % (len(rows), n)
+        r = {m: v for (j, m), v in col.items() if j == "all"}
+        same(head + " tool read_wait max", r["tool read_wait max"], rw[3])
+        same(head + " tool read_wait p99", r["tool read_wait p99"], rw[2])
+        same(head + " tool write_wait max", r["tool write_wait max"], ww[3])
+        return "%d reps, %d numbers" % (len(wl), n + 3)
 
 
 def main(argv):
     tools = "--no-tools" not in argv
     args = [a for a in argv if a != "--no-tools"]
     if len(args) < 2:
-        print("usage: check_summary.py REPORTDIR [--no-tools] MODE...",
+        print("usage: check_summary.py REPORTDIR [--no-tools] RUN...",
               file=sys.stderr)
         return 2
     rep, modes = args[0], args[1:]

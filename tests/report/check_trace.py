@@ -1,9 +1,11 @@
 #!/usr/bin/python3
-"""check_trace.py REPORTDIR [--no-tools] MODE...: trace.json is a Chrome
+"""check_trace.py REPORTDIR [--no-tools] RUN...: trace.json is a Chrome
 trace (Trace Event Format) of the raw JSON it came from.
 
-TAP (tests/report/taplib.py): one check that every complete (X) slice is
-well formed, then per MODE: its process holds one userspace munmap()
+RUN is KERNEL/MODE or MODE (tests/report/reportlib.py). TAP
+(tests/report/taplib.py): one check that every complete (X) slice is
+well formed, then per RUN: its process ("mode: " and its column heading)
+holds one userspace munmap()
 slice per rep at the workload's own start and duration; and one slice per
 munmapsnoop call at the tool's start and duration, its lock phases inside
 the call (--no-tools: no call slices, the userspace ones above being the
@@ -13,12 +15,8 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from reportlib import jsonl, run_of  # noqa: E402
 from taplib import run, want  # noqa: E402
-
-
-def jsonl(path):
-    with open(path) as f:
-        return [json.loads(l) for l in f if l.strip()]
 
 
 def near(a, b):
@@ -30,7 +28,6 @@ def main(argv):
     tools = "--no-tools" not in argv
     args = [a for a in argv if a != "--no-tools"]
     rep, modes = args[0], args[1:]
-    raw = os.path.join(rep, "raw")
     st = {}
 
     def events():
@@ -40,10 +37,11 @@ def main(argv):
         return st["ev"]
 
     def pid_of(mode):
+        head = run_of(rep, mode)[1]
         p = [e["pid"] for e in events() if e["ph"] == "M"
              and e["name"] == "process_name"
-             and e["args"]["name"] == "mode: %s" % mode]
-        want(len(p) == 1, "processes named 'mode: %s'" % mode, len(p), 1)
+             and e["args"]["name"] == "mode: %s" % head]
+        want(len(p) == 1, "processes named 'mode: %s'" % head, len(p), 1)
         return p[0]
 
     def wellformed():
@@ -58,7 +56,7 @@ def main(argv):
 
     def userspace(mode):
         pid = pid_of(mode)
-        wl = jsonl(os.path.join(raw, mode, "workload.jsonl"))
+        wl = jsonl(os.path.join(run_of(rep, mode)[0], "workload.jsonl"))
         want(wl, "workload.jsonl objects", 0, ">= 1")
         for o in wl:
             name = "munmap() [userspace, rep %d]" % o["rep"]
@@ -78,7 +76,7 @@ def main(argv):
         if not tools:
             want(not sl, "munmap call slices without tools", len(sl), 0)
             return "none, as run without tools"
-        cs = [c for c in jsonl(os.path.join(raw, mode, "munmapsnoop.jsonl"))
+        cs = [c for c in jsonl(os.path.join(run_of(rep, mode)[0], "munmapsnoop.jsonl"))
               if "total_ns" in c]
         want(cs, "calls in munmapsnoop.jsonl", 0, ">= 1")
         want(len(sl) == len(cs), "call slices", len(sl),

@@ -22,6 +22,10 @@ TAP (tests/report/taplib.py):
   5 no console message, exception or log entry while loading -- after a
     positive control in the same browser: a console.error() the test
     issues itself is seen, so the listener was live.
+  6 every table fits the page: none is wider than its box (no horizontal
+    scroll bar) and the page is no wider than the window -- after a
+    positive control: a too-wide table the test adds to the page is
+    found, then removed.
 Chromium's own stderr goes to OUTDIR/chromium.log; the protocol exchange
 to OUTDIR/cdp.log.
 """
@@ -255,13 +259,42 @@ def main(argv):
              json.dumps(seen[0]["params"])[:200] if seen else "", "none")
         return "the control console.error() was seen"
 
+    def fit():
+        b, s = need_load()
+        # the tables wider than their box, and the page's overflow
+        measure = ("JSON.stringify([Array.from(document.querySelectorAll("
+                   "'table')).filter(t => t.scrollWidth > t.clientWidth + 1)"
+                   ".map(t => [t.rows[0].textContent.trim().slice(0, 60), "
+                   "t.scrollWidth, t.clientWidth]), document.documentElement"
+                   ".scrollWidth - window.innerWidth, document.querySelectorAll("
+                   "'table').length])")
+
+        def ev(expr):
+            r = b.send("Runtime.evaluate", {"expression": expr,
+                                            "returnByValue": True},
+                       session=s)
+            return r["result"].get("value")
+        ev("(() => { const t = document.createElement('table');"
+           " t.id = 'mmlock-control'; t.insertRow().insertCell().textContent"
+           " = 'x '.repeat(2000); document.body.appendChild(t); })()")
+        ctl = json.loads(ev(measure))[0]
+        ev("document.getElementById('mmlock-control').remove()")
+        want(ctl, "the control too-wide table", "not found", "found")
+        wide, over, n = json.loads(ev(measure))
+        want(not wide, "tables wider than their box [heading, scroll, box]",
+             wide[:3], "none")
+        want(over <= 0, "page width beyond the window", "%d px" % over,
+             "<= 0")
+        return "%d tables fit; the control table was found" % n
+
     try:
         run([("chromium loads the page and saves a screenshot", load),
              ("the screenshot shows the page (not blank)", blank),
              ("the page holds the report's plots and tables", content),
              ("only the page itself was requested, nothing failed", requests),
              ("no console message, exception or log entry while loading",
-              console)])
+              console),
+             ("every table fits the page width", fit)])
     finally:
         if "b" in st:
             print("# chromium: %s" % st["b"].close())

@@ -11,13 +11,18 @@ external_refs() {
 	grep -oiE -m1 '<script[^>]+src=[^>]*|<link[^>]+href=[^>]*|<img[^>]+src="?https?:[^>]*|url\(https?:[^)]*|@import[^;]*'
 }
 
-# check_report DIR [--no-tools] MODE...: the rendered report is complete,
+# check_report DIR [--no-tools] RUN...: (RUN: KERNEL/MODE or MODE,
+# tests/report/reportlib.py) the rendered report is complete,
 # self-contained, consistent with its raw JSON (check_summary.py), and
 # trace.json is a Chrome trace of it (check_trace.py). REPORT_CHECKS checks.
 check_report() {
-	local d=$1 f ref
+	local d=$1 f ref raw
 	shift
-	for f in index.html summary.md trace.json raw/meta.json; do
+	# raw/kernels.json: scripts/report's layout; raw/meta.json: one bare
+	# scripts/experiment run
+	raw=raw/meta.json
+	[ -e "$d/raw/kernels.json" ] && raw=raw/kernels.json
+	for f in index.html summary.md trace.json $raw; do
 		check "report has $f" test -s "$d/$f"
 	done
 	# Self-contained. Positive control: the same grep finds a reference.
