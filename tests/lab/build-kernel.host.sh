@@ -2,11 +2,13 @@
 # scripts/build-kernel's bookkeeping, without a compile: the source package
 # version is recorded and printed; extra patches (--patches) change the
 # build key; a patch that would need fuzz to apply fails the build, naming
-# the patch, the file and the hunk; a missing patch file is named.
+# the patch, the file and the hunk; a missing patch file is named; a
+# second build of the same directory waits for the first (its lock) and
+# then finds it done, instead of unpacking over a tree being compiled.
 # The fuzz case runs a copy of build-kernel with an empty series on a
 # made-up source tarball (one file): a second, not a build.
 . "$(dirname "$0")/../lib.sh"
-plan 9
+plan 12
 bk=$TOP/scripts/build-kernel
 d=$(test_out lab-build-kernel)
 rm -rf "$d" && mkdir -p "$d"
@@ -19,6 +21,26 @@ check "the build records the source package version ($(cat "$kdir/source.txt" 2>
 "$bk" >/dev/null 2>"$d/uptodate.err"
 check "make kernel prints it: '$(head -c 150 "$d/uptodate.err")'" \
 	grep -qF "up to date: $kdir ($ver, Linux 6.1." "$d/uptodate.err"
+
+# --- one build per directory ----------------------------------------------
+# The test holds the build's lock as a running build would; a second
+# build-kernel must say it waits, stay blocked while the lock is held, and
+# find the build done once it is released.
+exec 7>"$kdir.lock"
+flock 7
+( exec 7>&-; timeout 120 "$bk" >/dev/null 2>"$d/wait.err"; echo "$?" >"$d/wait.rc" ) &
+waiter=$!
+for _ in $(seq 300); do
+	grep -q "waiting for it" "$d/wait.err" 2>/dev/null && break
+	sleep 0.1
+done
+check "a second build of the same directory waits for the first: '$(head -c 120 "$d/wait.err")'" \
+	grep -qF "another build of $kdir is running: waiting for it" "$d/wait.err"
+check "... and stays blocked while the first holds the lock" [ ! -e "$d/wait.rc" ]
+exec 7>&-
+wait "$waiter"
+check "... then finds the build done and exits 0: '$(tail -n 1 "$d/wait.err")', exit $(cat "$d/wait.rc" 2>/dev/null)" \
+	bash -c "grep -qF 'up to date: $kdir' '$d/wait.err' && [ \"\$(cat '$d/wait.rc')\" = 0 ]"
 
 # --- extra patches ---------------------------------------------------------
 # madvise.c's header: untouched by the series, stable across 6.1 releases.
