@@ -20,6 +20,10 @@
 # past the target's 6 and the downgrade count past 1; its 256 MiB read
 # phase would exceed the target's whole munmap. The positive control
 # before them: the target's own downgrade and page faults were counted.
+#
+# Lab kernel only (no "# kernels:" line): iteration 1 needs patch 0001's
+# exclusive mode, and the PID-filter counts take every page fault for an
+# mmap_lock read hold, which 6.12's faults (per-VMA locks) are not.
 . "${0%/*}/bt_lib.sh"	# no exec before its ticker
 # 6 before the figures, the hold-times subtest, 4 PID filter checks, 4
 # histograms, END.
