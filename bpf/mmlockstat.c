@@ -75,16 +75,19 @@ const char argp_program_doc[] =
 "waits of page faults that fell back from the VMA lock) and vma_write_wait\n"
 "(writers blocked in vma_start_write() by a fault holding the VMA).\n"
 "\n"
-"Default probes cost nothing on the uncontended read path (page faults):\n"
+"Default probes stay off the uncontended mmap_lock read path (page faults):\n"
 "write-side rwsem functions filtered to mm->mmap_lock, the lock contention\n"
 "tracepoints, and the return of the functions that downgrade (munmap, brk,\n"
 "mremap; more with -E). read_hold then holds only downgraded read phases.\n"
+"With per-VMA locks each fault also runs a fexit on lock_vma_under_rcu():\n"
+"+5.8 % per page fault on Debian's 6.12 (6.1, without them: +0.5 %).\n"
 "--full adds every read hold: the raw mmap_lock tracepoints when they carry\n"
 "a memcg id (patch 0002), else the read-side rwsem functions (down_read*,\n"
 "up_read) filtered to the task's own mmap_lock; starts in per-CPU slots,\n"
-"per-CPU histograms: +7-8 % per page fault (docs/BENCH.md). With --kprobes\n"
-"it uses the mmap_lock tracepoints through perf (on stock 6.1 they format\n"
-"a memcg path per event: +75-87 %).\n"
+"per-CPU histograms: +7-8 % per page fault on the lab kernel, +9.7 % on\n"
+"Debian's 6.1, +10.3 % on 6.12 (docs/BENCH.md). With --kprobes it uses the\n"
+"mmap_lock tracepoints through perf (on stock 6.1 they format a memcg path\n"
+"per event: +75-87 %).\n"
 "\n"
 "USAGE: mmlockstat [-p PID] [-c COMM] [-i SEC] [-d SEC] [-j] [-s] [--full]\n"
 "                  [--prometheus ADDR:PORT] [-E FUNC] [-v]\n"
@@ -899,6 +902,30 @@ static void read_progs_init(void)
 	read_progs[7].prog = &obj->progs.up_read_entry;
 }
 
+/*
+ * --full: which probes see the read holds and what they cost, as measured
+ * by scripts/bench-overhead (icount guest, faultbench; docs/BENCH.md).
+ */
+static void full_cost_note(void)
+{
+	const char *how, *cost;
+
+	if (env.kprobes) {
+		how = "the mmap_lock tracepoints (perf) and a kprobe on up_read";
+		cost = "measured +75-87 % CPU per page fault on 6.1";
+	} else if (read_tp) {
+		how = "tp_btf on the mmap_lock tracepoints";
+		cost = "measured +7.6 % CPU per page fault on the lab kernel";
+	} else {
+		how = "fentry/fexit on the rwsem read functions (every rwsem "
+		      "reader pays, VMA locks included)";
+		cost = "measured +9.7 % CPU per page fault on Debian's 6.1, "
+		       "+10.3 % on 6.12";
+	}
+	fprintf(stderr, "mmlockstat: --full: read holds via %s: %s "
+		"(under QEMU; docs/BENCH.md)\n", how, cost);
+}
+
 /* Which layout the kernel's mmap_lock tracepoints have (JSON
  * tracepoint_memcg): 6.1's memcg_path or the backported memcg_id. */
 static const char *tracepoint_layout(void)
@@ -1205,6 +1232,8 @@ int main(int argc, char **argv)
 	err = attach_all(env.kprobes, have_wait, have_trylock);
 	if (err)
 		goto cleanup;
+	if (env.full)
+		full_cost_note();
 
 	rb = ring_buffer__new(bpf_map__fd(obj->maps.events), handle_event,
 			      NULL, NULL);

@@ -32,7 +32,7 @@ pycheck() {
 	if msg=$($CHECK "$@" 2>&1); then ok "$what: $msg"; else fail "$what: $msg"; fi
 }
 
-N_EXPECT=11 N_HELP=2 N_TERM=3 N_FULL=3 N_COMM=2 N_PID=2 N_PROM=4
+N_EXPECT=11 N_HELP=2 N_TERM=3 N_FULL=4 N_COMM=2 N_PID=2 N_PROM=4
 plan $((N_EXPECT + N_HELP + N_TERM + N_FULL + N_COMM + N_PID + N_PROM))
 [ -x "$TOOL" ] || abort "bpf/mmlockstat is built (make tools)"
 [ -x "$TESTBIN/mmls_hold" ] && [ -x "$TESTBIN/munmapsnoop_map" ] ||
@@ -75,8 +75,8 @@ fi
 # The tracepoint layout, from the kernel's own format file: a memcg id
 # with patch 0002, else the memcg path.
 fmt=/sys/kernel/tracing/events/mmap_lock/mmap_lock_acquire_returned/format
-want=path
-grep -q 'memcg_id' "$fmt" && want=id
+want=path kind=fentry/fexit
+grep -q 'memcg_id' "$fmt" && want=id kind=tp_btf
 if tool_start full "$out/full.json" "$out/full.err" "$TOOL" --full -j; then
 	"$TESTBIN/mmls_hold" munmap:8 >/dev/null
 	tool_stop full
@@ -85,6 +85,8 @@ if tool_start full "$out/full.json" "$out/full.err" "$TOOL" --full -j; then
 	check_eq "--full: tracepoint layout detected (the format file says $want)" \
 		"$($CHECK get "$out/full.json" 'o.get("tracepoint_memcg")')" "$want"
 	pycheck "--full: output matches schema 1" schema "$out/full.json"
+	check "--full: stderr names the read probes ($kind) and their measured cost: $(grep -- '--full:' "$out/full.err")" \
+		grep -q "^mmlockstat: --full: read holds via $kind .*: measured +[0-9.]* % CPU per page fault" "$out/full.err"
 else
 	fail_n $N_FULL "--full: mmlockstat started: $(tail -n 1 "$out/full.err")"
 fi
