@@ -10,7 +10,11 @@
  *        munmap:MiB   (map + populate with 4 KiB pages before go, munmap after)
  *   -g   print "ready PID" and wait for a line on stdin before the first REQ
  *   -r   a reader thread pread()s /proc/self/cmdline DELAY_US after each
- *        REQ starts, timing it with CLOCK_MONOTONIC (its own wait)
+ *        REQ starts, timing it with CLOCK_MONOTONIC (its own wait). It
+ *        sleeps to an absolute deadline (start + DELAY_US) with 1 ns timer
+ *        slack, so when it noticed the REQ (it polls) does not move its
+ *        pread: the wait it measures is the hold minus DELAY_US, to within
+ *        wake-up costs, on every REQ.
  *
  * Output (stdout, after all REQs): one line per REQ
  *   "req=REQ rc=0 write_ns=N read_ns=N wall_ns=N reader_ns=N"
@@ -27,6 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -48,6 +53,7 @@ struct req {
 static struct req reqs[MAX_REQ];
 static int nreq;
 static atomic_int seq, reader_done = 1, stop;
+static _Atomic unsigned long long start_ns;	/* of the current REQ */
 static long delay_us;
 static int cmdline_fd;
 static char outbuf[MAX_REQ * 160];
@@ -65,6 +71,9 @@ static void *reader(void *arg)
 	static char buf[4096];
 	int last = 0;
 
+	/* timer slack (50 us by default) would move the deadline below */
+	if (prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0))
+		perror("mmls_hold: PR_SET_TIMERSLACK (continuing)");
 	while (!atomic_load(&stop)) {
 		struct timespec d = { 0, 50000 };
 		int s = atomic_load(&seq);
@@ -74,9 +83,12 @@ static void *reader(void *arg)
 			continue;
 		}
 		last = s;
-		d.tv_sec = delay_us / 1000000;
-		d.tv_nsec = (delay_us % 1000000) * 1000;
-		nanosleep(&d, NULL);
+		unsigned long long at = atomic_load(&start_ns) + delay_us * 1000ULL;
+
+		d.tv_sec = at / 1000000000ULL;
+		d.tv_nsec = at % 1000000000ULL;
+		while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &d, NULL) == EINTR)
+			;
 		unsigned long long t0 = now_ns();
 
 		if (pread(cmdline_fd, buf, sizeof(buf), 0) < 0)
@@ -175,11 +187,12 @@ int main(int argc, char **argv)
 		unsigned long long t0;
 		struct timespec d = { 0, 2000000 };
 
+		t0 = now_ns();
 		if (delay_us > 0) {
 			atomic_store(&reader_done, 0);
+			atomic_store(&start_ns, t0);
 			atomic_store(&seq, i + 1);
 		}
-		t0 = now_ns();
 		if (r->munmap) {
 			r->rc = munmap(r->map, r->len) ? -errno : 0;
 		} else {
