@@ -82,8 +82,12 @@ fail_n() {
 }
 
 # Directory for diagnostics; shared with the host when run by tests/run.
+# A Debian kernel's run of a file (MMLOCK_KERNEL=debian-*) keeps its own,
+# under KERNEL/, instead of overwriting the lab kernel's run of it.
 test_out() {
-	local d=${MMLOCK_TEST_OUT:-/tmp/mmlock-test}/$1
+	local d=${MMLOCK_TEST_OUT:-/tmp/mmlock-test}
+	stock_kernel && d=$d/$MMLOCK_KERNEL
+	d=$d/$1
 	mkdir -p "$d" && echo "$d"
 }
 

@@ -3,9 +3,10 @@
 # files: it passes a good file and fails a missing check, a failing check,
 # a non-zero exit, a file that never ran, an unexpected skip and a kernel
 # splat while a guest file ran; it counts skips apart, reads a '#' inside a
-# check's text as text, and runs a failing file exactly once.
+# check's text as text, and runs a failing file exactly once. A file's run
+# on a Debian kernel keeps its outputs apart from its lab kernel run's.
 . "$(dirname "$0")/../lib.sh"
-plan 16
+plan 17
 d=$(test_out lab-harness)
 rm -rf "$d" && mkdir -p "$d/t" "$d/bin"
 t=$d/t
@@ -22,6 +23,7 @@ mk hash 'plan 1; ok "text with # SKIP inside is text"'
 mk once "plan 1; echo run >>$d/once.count; fail \"always fails\""
 mk splat 'plan 1; ok "a clean file"; echo "WARNING: CPU: 0 PID: 1 at mm/mmap.c:1 fake+0x0" >>"$MMLOCK_KMSG"'
 mk clean 'plan 1; ok "a clean file"'
+mk outs 'plan 1; echo "$MMLOCK_KERNEL" >"$(test_out made-up)/k"; ok wrote'
 cat >"$d/skips" <<EOF
 # made-up expected skips
 host | $t/skipok.sh | listed thing | the test says so
@@ -97,4 +99,12 @@ check_eq "a WARNING in the kernel log while a file ran fails that file's kernel-
 check "... naming the splat, with its context" \
 	sh -c "grep -q 'FAILED: $t/splat.sh \[kernel log\]: not ok 1 - kernel log while $t/splat.sh ran: WARNING: CPU: 0' '$d/splat/harness.log' &&
 		grep -q '^#   WARNING: CPU: 0' '$d/splat/tap/lab:${t//\//_}_splat.sh+kernel-log.tap'"
+
+# tests/run runs a file on the lab kernel, then on Debian's: the second run
+# must not overwrite the first's outputs (test_out).
+for k in lab debian-6.12; do
+	MMLOCK_KERNEL=$k MMLOCK_TEST_OUT=$d/outs bash "$t/outs.sh" >"$d/outs-$k.log" 2>&1
+done
+check "a file's outputs on debian-6.12 do not overwrite its lab run's: lab run's '$(cat "$d/outs/made-up/k" 2>/dev/null)', debian-6.12's '$(cat "$d/outs/debian-6.12/made-up/k" 2>/dev/null)'" \
+	test "$(cat "$d/outs/made-up/k" 2>/dev/null)/$(cat "$d/outs/debian-6.12/made-up/k" 2>/dev/null)" = lab/debian-6.12
 finish
