@@ -16,9 +16,11 @@ when there is no such event. Exit 3: a missing file or key.
       check: every line is a schema-1 munmapsnoop event (README contract)
   figures FILE NAME OP LEN [--pid PID]
       "# NAME: total_us=... " (the report's three-mode table)
-  funcgraph TRACE
-      "UNMAP_REGION_NS VM_MUNMAP_NS": function_graph durations of the first
-      __vm_munmap that contains an unmap_region
+  funcgraph TRACE [ZAPFUNC...]
+      "ZAP_NS VM_MUNMAP_NS": function_graph durations of the first
+      __vm_munmap that contains a ZAPFUNC (default unmap_region; several:
+      the sum of their calls inside it, e.g. 6.12's unmap_vmas
+      free_pgtables tlb_finish_mmu)
 """
 import json
 import re
@@ -140,20 +142,27 @@ def cmd_figures(args):
                 us("max_wait_ns")))
 
 
-def cmd_funcgraph(path):
-    dur = r"[+!#*@$ ]*([0-9]+\.?[0-9]*) us\s*\|"
-    ur = vm = None
+def cmd_funcgraph(path, zap):
+    zap = zap or ["unmap_region"]
+    dur = r"[+!#*@$ ]*([0-9]+)\.?([0-9]*) us\s*\|"
+    zsum, zn = 0, 0
     for line in open(path):
-        m = re.search(dur + r"\s*unmap_region\(\);", line)
-        if m and ur is None:
-            ur = float(m.group(1))
+        m = re.search(dur + r"\s*(\w+)\(\);", line)
+        if m and m.group(3) in zap:
+            zsum += us_to_ns(m.group(1), m.group(2))
+            zn += 1
+            continue
         m = re.search(dur + r"\s*\} /\* __vm_munmap \*/", line)
-        if m and ur is not None and vm is None:
-            vm = float(m.group(1))
-    if ur is None or vm is None:
-        raise Fail("%s: no __vm_munmap { unmap_region } call with durations (unmap_region %s, __vm_munmap %s)"
-                   % (path, ur, vm))
-    return "%d %d" % (round(ur * 1000), round(vm * 1000))
+        if m:
+            if zn:
+                return "%d %d" % (zsum, us_to_ns(m.group(1), m.group(2)))
+            zsum = 0
+    raise Fail("%s: no __vm_munmap { %s } call with durations" % (path, " ".join(zap)))
+
+
+def us_to_ns(whole, frac):
+    """function_graph's '12345.678' us (3 decimals) in ns, exactly."""
+    return int(whole) * 1000 + int((frac + "000")[:3])
 
 
 def main(argv):
@@ -168,8 +177,8 @@ def main(argv):
         print(cmd_schema(args))
     elif cmd == "figures" and len(args) >= 4:
         print(cmd_figures(args))
-    elif cmd == "funcgraph" and len(args) == 1:
-        print(cmd_funcgraph(args[0]))
+    elif cmd == "funcgraph" and len(args) >= 1:
+        print(cmd_funcgraph(args[0], args[1:]))
     else:
         print(__doc__, file=sys.stderr)
         return 2
