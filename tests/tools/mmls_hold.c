@@ -13,18 +13,26 @@
  *        REQ starts, timing it with CLOCK_MONOTONIC (its own wait). It
  *        sleeps to an absolute deadline (start + DELAY_US) with 1 ns timer
  *        slack, so when it noticed the REQ (it polls) does not move its
- *        pread: the wait it measures is the hold minus DELAY_US, to within
- *        wake-up costs, on every REQ.
+ *        pread. It runs SCHED_FIFO, so another task that has the (single)
+ *        CPU at the deadline does not delay it either (it says how late
+ *        it started: reader_late_ns), and the holder's unlock hands it the
+ *        CPU at once.
  *
  * Output (stdout, after all REQs): one line per REQ
- *   "req=REQ rc=0 write_ns=N read_ns=N wall_ns=N reader_ns=N"
- * write_ns/read_ns: the module's in-kernel measurement (.../last); for
- * munmap: 0 and wall_ns is the syscall's duration.
+ *   "req=REQ rc=0 write_ns=N read_ns=N wall_ns=N reader_ns=N
+ *    locked_at_ns=N unlocked_at_ns=N reader_at_ns=N reader_late_ns=N"
+ * (one line). write_ns/read_ns and locked_at_ns/unlocked_at_ns: the
+ * module's in-kernel measurement (.../last; ktime_get_ns(), the clock of
+ * CLOCK_MONOTONIC); for munmap: 0 and wall_ns is the syscall's duration.
+ * reader_at_ns: when the reader's pread started (CLOCK_MONOTONIC),
+ * reader_ns how long it took, reader_late_ns how far after its deadline
+ * it started; 0 without -r.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -48,6 +56,8 @@ struct req {
 	void *map;
 	int rc;
 	unsigned long long write_ns, read_ns, wall_ns, reader_ns;
+	unsigned long long locked_at_ns, unlocked_at_ns, reader_at_ns;
+	long long reader_late_ns;
 };
 
 static struct req reqs[MAX_REQ];
@@ -56,7 +66,7 @@ static atomic_int seq, reader_done = 1, stop;
 static _Atomic unsigned long long start_ns;	/* of the current REQ */
 static long delay_us;
 static int cmdline_fd;
-static char outbuf[MAX_REQ * 160];
+static char outbuf[MAX_REQ * 320];
 
 static unsigned long long now_ns(void)
 {
@@ -69,11 +79,17 @@ static unsigned long long now_ns(void)
 static void *reader(void *arg)
 {
 	static char buf[4096];
+	struct sched_param fifo = { .sched_priority = 1 };
 	int last = 0;
 
 	/* timer slack (50 us by default) would move the deadline below */
 	if (prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0))
 		perror("mmls_hold: PR_SET_TIMERSLACK (continuing)");
+	/* and so would another task that has the (single) CPU at the
+	 * deadline: as the only real-time task the reader preempts it */
+	errno = pthread_setschedparam(pthread_self(), SCHED_FIFO, &fifo);
+	if (errno)
+		perror("mmls_hold: SCHED_FIFO (continuing)");
 	while (!atomic_load(&stop)) {
 		struct timespec d = { 0, 50000 };
 		int s = atomic_load(&seq);
@@ -94,6 +110,8 @@ static void *reader(void *arg)
 		if (pread(cmdline_fd, buf, sizeof(buf), 0) < 0)
 			perror("pread");
 		reqs[s - 1].reader_ns = now_ns() - t0;
+		reqs[s - 1].reader_at_ns = t0;
+		reqs[s - 1].reader_late_ns = (long long)(t0 - at);
 		atomic_store(&reader_done, 1);
 	}
 	return NULL;
@@ -202,13 +220,14 @@ int main(int argc, char **argv)
 		}
 		r->wall_ns = now_ns() - t0;
 		if (!r->munmap) {
-			char b[160];
+			char b[256];
 			ssize_t n = pread(last_fd, b, sizeof(b) - 1, 0);
 
 			if (n > 0) {
 				b[n] = 0;
-				sscanf(b, "write_ns=%llu read_ns=%llu",
-				       &r->write_ns, &r->read_ns);
+				sscanf(b, "write_ns=%llu read_ns=%llu locked_at_ns=%llu downgraded_at_ns=%*u unlocked_at_ns=%llu",
+				       &r->write_ns, &r->read_ns,
+				       &r->locked_at_ns, &r->unlocked_at_ns);
 			}
 		}
 		while (delay_us > 0 && !atomic_load(&reader_done))
@@ -223,9 +242,11 @@ int main(int argc, char **argv)
 		struct req *r = &reqs[i];
 
 		len += snprintf(outbuf + len, sizeof(outbuf) - len,
-				"req=%s rc=%d write_ns=%llu read_ns=%llu wall_ns=%llu reader_ns=%llu\n",
+				"req=%s rc=%d write_ns=%llu read_ns=%llu wall_ns=%llu reader_ns=%llu locked_at_ns=%llu unlocked_at_ns=%llu reader_at_ns=%llu reader_late_ns=%lld\n",
 				r->arg, r->rc, r->write_ns, r->read_ns,
-				r->wall_ns, r->reader_ns);
+				r->wall_ns, r->reader_ns, r->locked_at_ns,
+				r->unlocked_at_ns, r->reader_at_ns,
+				r->reader_late_ns);
 	}
 	if (write(1, outbuf, len) != len)
 		return 1;
