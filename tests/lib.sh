@@ -205,6 +205,17 @@ in_guest() { [ "${MMLOCK_GUEST:-0}" = 1 ]; }
 # stock_kernel: the guest runs one of Debian's own kernels (a file's
 # "# kernels:" line; scripts/vm-run sets MMLOCK_KERNEL), not the lab kernel
 stock_kernel() { [[ ${MMLOCK_KERNEL:-lab} == debian-* ]]; }
+# mode_check MODE [SECTION_BYTES]: one check that munmap runs in MODE:
+# set_mode on the lab kernel; on a stock kernel, which has no such sysctl
+# (munmap downgrades), that the sysctl is absent.
+mode_check() {
+	if stock_kernel; then
+		check "$MMLOCK_KERNEL: no vm.munmap_lock_mode (stock munmap downgrades)" \
+			[ ! -e /proc/sys/vm/munmap_lock_mode ]
+	else
+		check "set vm.munmap_lock_mode=$1" set_mode "$@"
+	fi
+}
 
 finish() {
 	[ -z "$_plan" ] || [ "$_n" = "$_plan" ] ||

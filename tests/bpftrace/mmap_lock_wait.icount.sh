@@ -43,12 +43,7 @@ run_mode() {
 		return 1
 	fi
 	ok "mmap_lock_wait.bt compiles and attaches ($m, PID $pid)"
-	if stock_kernel; then
-		check "$MMLOCK_KERNEL: no vm.munmap_lock_mode (stock munmap downgrades)" \
-			[ ! -e /proc/sys/vm/munmap_lock_mode ]
-	else
-		check "set vm.munmap_lock_mode=$m" set_mode "$m"
-	fi
+	mode_check "$m"
 	bt_go
 	bt_end
 	check_eq "bt_munmap ($m, PID $pid) exits 0" "$?" 0

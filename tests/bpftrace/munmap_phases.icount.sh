@@ -53,12 +53,8 @@ for i in "${!modes[@]}"; do
 	m=${modes[$i]}
 	if [ "$ready" = 1 ] && { [ "$i" = 0 ] || bt_next "$i"; }; then
 		# section: 16 MiB sections, so that the 256 MiB munmap has many.
-		if stock_kernel; then
-			check "$MMLOCK_KERNEL: no vm.munmap_lock_mode (stock munmap downgrades)" \
-				[ ! -e /proc/sys/vm/munmap_lock_mode ]
-		else
-			check "set vm.munmap_lock_mode=$m" set_mode "$m" $([ "$m" = section ] && echo "$sect")
-		fi
+		# shellcheck disable=SC2046
+		mode_check "$m" $([ "$m" = section ] && echo "$sect")
 		bt_go
 	else
 		ready=0
