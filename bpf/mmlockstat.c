@@ -121,7 +121,7 @@ static const struct argp_option opts[] = {
 	{ "prometheus", OPT_PROM, "ADDR:PORT", 0, "Serve /metrics (ADDR defaults to 127.0.0.1)", 0 },
 	{ "read-end", 'E', "FUNC", 0, "Also end downgraded read phases at FUNC's return (repeatable)", 0 },
 	{ "kprobes", OPT_KPROBES, NULL, 0, "Use kprobes instead of fentry/fexit", 0 },
-	{ "verbose", 'v', NULL, 0, "Verbose debug output (libbpf)", 0 },
+	{ "verbose", 'v', NULL, 0, "All of libbpf's messages (else its warnings only if loading fails)", 0 },
 	{ NULL, 'h', NULL, OPTION_HIDDEN, "Show the full help", 0 },
 	{},
 };
@@ -218,11 +218,11 @@ static void sig_handler(int sig)
 static int libbpf_print_fn(enum libbpf_print_level level, const char *format,
 			   va_list args)
 {
-	if (level == LIBBPF_DEBUG && !env.verbose)
-		return 0;
-	if (!env.verbose)	/* libbpf's own warnings only with -v */
-		return 0;
-	return vfprintf(stderr, format, args);
+	if (env.verbose)
+		return vfprintf(stderr, format, args);
+	if (level != LIBBPF_DEBUG)	/* printed if loading fails */
+		libbpf_log_keep(format, args);
+	return 0;
 }
 
 /* ---- top-N holds and waits --------------------------------------------- */
@@ -1030,8 +1030,8 @@ static int open_and_load(bool kprobes, bool *have_wait, bool *have_trylock)
 	if (kprobes && !*have_trylock)
 		bpf_program__set_autoload(obj->progs.kp_down_write_trylock_exit, false);
 
-	*have_wait = vmlinux_btf_has_func("contention_begin") ||
-		     kallsyms_has_func("__traceiter_contention_begin");
+	*have_wait = vmlinux_btf_has_tracepoint("contention_begin") &&
+		     vmlinux_btf_has_tracepoint("contention_end");
 	bpf_program__set_autoload(obj->progs.contention_begin, *have_wait);
 	bpf_program__set_autoload(obj->progs.contention_end, *have_wait);
 	vma_avail = vma_locks_traceable(kprobes, *have_wait);
@@ -1220,7 +1220,12 @@ int main(int argc, char **argv)
 	}
 	if (err) {
 		fprintf(stderr, "mmlockstat: cannot load BPF programs: %s%s\n",
-			strerror(-err), env.verbose ? "" : " (-v for details)");
+			strerror(-err), env.verbose ? "" : "; libbpf said:");
+		libbpf_log_print(stderr, "  ");
+		if (err == -ENOMEM)
+			fprintf(stderr, "mmlockstat: BPF maps are charged to the "
+				"memory cgroup: raise its memory.max, or run "
+				"outside the limit\n");
 		goto cleanup;
 	}
 	if (env.kprobes)

@@ -526,8 +526,8 @@ int main(int argc, char **argv)
 		bpf_program__set_autoload(obj->progs.mremap_exit, false);
 		fprintf(stderr, "munmapsnoop: note: __x64_sys_mremap() not in BTF: mremap shrinks not traced\n");
 	}
-	have_waits = btf_has("btf_trace_contention_begin", BTF_KIND_TYPEDEF) &&
-		     btf_has("btf_trace_contention_end", BTF_KIND_TYPEDEF);
+	have_waits = vmlinux_btf_has_tracepoint("contention_begin") &&
+		     vmlinux_btf_has_tracepoint("contention_end");
 	if (!have_waits) {
 		bpf_program__set_autoload(obj->progs.contention_begin, false);
 		bpf_program__set_autoload(obj->progs.contention_end, false);

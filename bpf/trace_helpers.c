@@ -126,28 +126,87 @@ const struct ksym *ksyms__get_symbol(const struct ksyms *k, const char *name)
 	return NULL;
 }
 
+static char libbpf_log[8192];
+static size_t libbpf_log_len;
+static bool libbpf_log_cut;
+
+void libbpf_log_keep(const char *format, va_list args)
+{
+	size_t room = sizeof(libbpf_log) - libbpf_log_len;
+	int n;
+
+	if (libbpf_log_cut)
+		return;
+	n = vsnprintf(libbpf_log + libbpf_log_len, room, format, args);
+	if (n < 0)
+		return;
+	if ((size_t)n >= room) {	/* keep whole lines only */
+		libbpf_log[libbpf_log_len] = 0;
+		libbpf_log_cut = true;
+		return;
+	}
+	libbpf_log_len += n;
+}
+
+void libbpf_log_print(FILE *f, const char *indent)
+{
+	const char *p = libbpf_log, *nl;
+
+	while (*p) {
+		nl = strchr(p, '\n');
+		if (!nl)
+			nl = p + strlen(p);
+		fprintf(f, "%s%.*s\n", indent, (int)(nl - p), p);
+		p = *nl ? nl + 1 : nl;
+	}
+	if (libbpf_log_cut)
+		fprintf(f, "%s(more: -v prints all of libbpf's messages)\n", indent);
+}
+
 bool kernel_has_btf(void)
 {
 	return access("/sys/kernel/btf/vmlinux", R_OK) == 0;
 }
 
-bool vmlinux_btf_has_func(const char *name)
+/* The running kernel's BTF, loaded once (NULL without BTF). */
+static struct btf *vmlinux_btf(void)
 {
 	static struct btf *btf;
+	static bool tried;
 
-	if (!btf) {
+	if (!tried) {
+		tried = true;
 		btf = btf__load_vmlinux_btf();
-		if (!btf) {
-			btf = NULL;
-			return false;
-		}
 	}
-	return btf__find_by_name_kind(btf, name, BTF_KIND_FUNC) > 0;
+	return btf;
+}
+
+bool vmlinux_btf_has_func(const char *name)
+{
+	struct btf *btf = vmlinux_btf();
+
+	return btf && btf__find_by_name_kind(btf, name, BTF_KIND_FUNC) > 0;
+}
+
+/*
+ * A tracepoint tp_btf can attach to: the kernel's BTF has the typedef
+ * btf_trace_NAME that its TRACE_EVENT defines (libbpf resolves
+ * "tp_btf/NAME" through it). The tracepoint is not a BTF function.
+ */
+bool vmlinux_btf_has_tracepoint(const char *name)
+{
+	struct btf *btf = vmlinux_btf();
+	char tname[128];
+
+	if (!btf || snprintf(tname, sizeof(tname), "btf_trace_%s", name) >=
+		    (int)sizeof(tname))
+		return false;
+	return btf__find_by_name_kind(btf, tname, BTF_KIND_TYPEDEF) > 0;
 }
 
 bool vmlinux_btf_has_member(const char *type, const char *member)
 {
-	struct btf *btf = btf__load_vmlinux_btf();
+	struct btf *btf = vmlinux_btf();
 	const struct btf_member *m;
 	const struct btf_type *t;
 	bool found = false;
@@ -162,7 +221,6 @@ bool vmlinux_btf_has_member(const char *type, const char *member)
 		for (int i = 0; i < btf_vlen(t) && !found; i++, m++)
 			found = !strcmp(btf__name_by_offset(btf, m->name_off), member);
 	}
-	btf__free(btf);
 	return found;
 }
 

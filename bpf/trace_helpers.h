@@ -12,6 +12,19 @@
 #include <stddef.h>
 #include <stdio.h>
 
+/* ---- libbpf's messages ---- */
+/*
+ * libbpf's warnings, kept instead of printed (a tool that falls back from
+ * one probe kind to another would otherwise print the first attempt's
+ * failure as if it were fatal). A tool prints them when it gives up:
+ * libbpf_log_keep() from its libbpf print callback (level WARN and INFO),
+ * libbpf_log_print() on a load or attach failure.
+ */
+#include <stdarg.h>
+void libbpf_log_keep(const char *format, va_list args);
+/* Print the kept messages to @f, each line after @indent; empty: nothing. */
+void libbpf_log_print(FILE *f, const char *indent);
+
 /* ---- kernel symbols ---- */
 struct ksym {
 	const char *name;
@@ -27,9 +40,11 @@ const struct ksym *ksyms__get_symbol(const struct ksyms *ksyms, const char *name
 
 /* Is @name a function in vmlinux BTF (fentry/fexit can attach)? */
 bool vmlinux_btf_has_func(const char *name);
-/* Is @name in /proc/kallsyms as a text symbol (kprobes can attach)? */
+/* Is @name a tracepoint in vmlinux BTF (tp_btf can attach)? */
+bool vmlinux_btf_has_tracepoint(const char *name);
 /* struct @type (vmlinux BTF) has a member named @member */
 bool vmlinux_btf_has_member(const char *type, const char *member);
+/* Is @name in /proc/kallsyms as a text symbol (kprobes can attach)? */
 bool kallsyms_has_func(const char *name);
 /* Can a kprobe attach to @name? In kallsyms and, where tracefs can be read,
  * in available_filter_functions: a function in kallsyms but not in that

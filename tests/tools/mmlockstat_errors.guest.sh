@@ -32,11 +32,11 @@ pycheck() {
 	if msg=$($CHECK "$@" 2>&1); then ok "$what: $msg"; else fail "$what: $msg"; fi
 }
 
-N_EXPECT=11 N_HELP=2 N_TERM=3 N_FULL=4 N_COMM=2 N_PID=2 N_PROM=4
-plan $((N_EXPECT + N_HELP + N_TERM + N_FULL + N_COMM + N_PID + N_PROM))
+N_EXPECT=12 N_LOAD=1 N_HELP=2 N_TERM=3 N_TP=2 N_FULL=4 N_COMM=2 N_PID=2 N_PROM=4
+plan $((N_EXPECT + N_LOAD + N_HELP + N_TERM + N_TP + N_FULL + N_COMM + N_PID + N_PROM))
 [ -x "$TOOL" ] || abort "bpf/mmlockstat is built (make tools)"
-[ -x "$TESTBIN/mmls_hold" ] && [ -x "$TESTBIN/munmapsnoop_map" ] ||
-	abort "tests/bin/mmls_hold and munmapsnoop_map are built (make -C tests/tools)"
+[ -x "$TESTBIN/mmls_hold" ] && [ -x "$TESTBIN/munmapsnoop_map" ] && [ -f "$TESTBIN/bpf_enomem" ] ||
+	abort "tests/bin/mmls_hold, munmapsnoop_map and bpf_enomem are built (make -C tests/tools)"
 
 expect "pid does not exist" 1 "pid 999999 does not exist" "$TOOL" -p 999999 -d 1
 expect "malformed pid" 2 "invalid PID 'abc'" "$TOOL" -p abc
@@ -54,6 +54,17 @@ expect "not root" 1 "needs root" \
 expect "kernel without BTF" 1 "kernel has no BTF: rebuild with CONFIG_DEBUG_INFO_BTF=y" \
 	unshare -m sh -c "mount -t tmpfs none /sys/kernel/btf && exec $TOOL -d 1"
 
+# A load that fails says why in libbpf's words, without -v (libbpf's
+# messages are kept while the tool loads, since a failed fentry attempt is
+# not fatal when kprobes load). tests/bin/bpf_enomem makes every map
+# creation fail with ENOMEM, as a too small memory.max of the cgroup does.
+expect "maps refused (ENOMEM)" 1 "cannot load BPF programs: Cannot allocate memory; libbpf said:" \
+	env LD_PRELOAD="$TESTBIN/bpf_enomem" "$TOOL" -d 1
+e="$out/maps refused (ENOMEM).err"
+check "maps refused: libbpf's reason follows ('$(grep -m1 "failed to create" "$e")') and the fix: '$(grep -m1 memory.max "$e")'" \
+	sh -c "grep -q \"^  libbpf: map '[a-z_]*': failed to create: Cannot allocate memory\" '$e' &&
+	grep -q '^mmlockstat: BPF maps are charged to the memory cgroup: raise its memory.max' '$e'"
+
 "$TOOL" -h >"$out/help.txt" 2>&1
 check "-h shows EXAMPLES" grep -q '^EXAMPLES:' "$out/help.txt"
 check "-h documents --full and --prometheus" \
@@ -69,6 +80,23 @@ if tool_start term "$out/term.json" "$out/term.err" "$TOOL" -j; then
 else
 	fail_n $N_TERM "SIGTERM: mmlockstat started: $(tail -n 1 "$out/term.err")"
 fi
+
+# The lock:contention_begin/end tracepoints are found in the kernel's BTF
+# (their btf_trace_* typedefs, what tp_btf attaches through), not by luck in
+# kallsyms: with the tracepoints' __traceiter_* symbols hidden from
+# /proc/kallsyms (a filtered copy bound over it, in a mount namespace) the
+# tool still loads its wait probes: it does not warn that waits stay empty.
+ks=$(mktemp /tmp/kallsyms.XXXXXX)
+unshare -m sh -c "grep -v ' __traceiter_contention_' /proc/kallsyms >$ks &&
+	mount --bind $ks /proc/kallsyms &&
+	! grep -q ' __traceiter_contention_begin' /proc/kallsyms &&
+	exec $TOOL -j -d 1" >"$out/tp.json" 2>"$out/tp.err"
+rc=$?
+rm -f "$ks"
+check "contention tracepoints: the tool ran with them hidden from kallsyms (exit $rc, $(grep -c '^{' "$out/tp.json") JSON object)" \
+	test "$rc" = 0 -a "$(grep -c '^{' "$out/tp.json")" = 1
+check "contention tracepoints: found in BTF, no 'read_wait and write_wait stay empty' warning: stderr '$(head -n 2 "$out/tp.err" | tr '\n' ' ')'" \
+	test "$(grep -c 'no lock:contention_begin' "$out/tp.err")" = 0
 
 # --full: every read hold, tracepoints read by field name. The tool runs
 # until the workload is done (SIGINT then), not for a fixed -d.
