@@ -150,11 +150,11 @@ static void sig_handler(int sig)
 
 /* ---- kernel feature probes ---- */
 
-static struct btf *vmlinux_btf;
-
 static bool btf_has(const char *name, int kind)
 {
-	return vmlinux_btf && btf__find_by_name_kind(vmlinux_btf, name, kind) >= 0;
+	struct btf *btf = vmlinux_btf();
+
+	return btf && btf__find_by_name_kind(btf, name, kind) >= 0;
 }
 
 static bool btf_func(const char *name)
@@ -452,8 +452,7 @@ int main(int argc, char **argv)
 	}
 	libbpf_set_print(libbpf_print_fn);
 
-	vmlinux_btf = btf__load_vmlinux_btf();
-	if (!vmlinux_btf)
+	if (!vmlinux_btf())
 		return die("cannot read the kernel BTF from " VMLINUX_BTF,
 			   "rebuild the kernel with CONFIG_DEBUG_INFO_BTF=y");
 	for (i = 0; i < sizeof(required) / sizeof(required[0]); i++) {
@@ -595,7 +594,6 @@ int main(int argc, char **argv)
 cleanup:
 	ring_buffer__free(rb);
 	munmapsnoop_bpf__destroy(obj);
-	btf__free(vmlinux_btf);
 	if (sysctl_fd >= 0)
 		close(sysctl_fd);
 	return err != 0;

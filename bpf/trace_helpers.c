@@ -168,8 +168,7 @@ bool kernel_has_btf(void)
 	return access("/sys/kernel/btf/vmlinux", R_OK) == 0;
 }
 
-/* The running kernel's BTF, loaded once (NULL without BTF). */
-static struct btf *vmlinux_btf(void)
+struct btf *vmlinux_btf(void)
 {
 	static struct btf *btf;
 	static bool tried;

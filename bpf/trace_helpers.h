@@ -38,6 +38,8 @@ void ksyms__free(struct ksyms *ksyms);
 const struct ksym *ksyms__map_addr(const struct ksyms *ksyms, unsigned long addr);
 const struct ksym *ksyms__get_symbol(const struct ksyms *ksyms, const char *name);
 
+/* The running kernel's BTF, loaded once and kept (NULL without BTF). */
+struct btf *vmlinux_btf(void);
 /* Is @name a function in vmlinux BTF (fentry/fexit can attach)? */
 bool vmlinux_btf_has_func(const char *name);
 /* Is @name a tracepoint in vmlinux BTF (tp_btf can attach)? */
