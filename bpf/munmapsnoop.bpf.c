@@ -10,6 +10,18 @@
  * filtered on "this task is inside a traced call" (a global counter, then a
  * per-task hash lookup) and on sem == &mm->mmap_lock. unmap_region() takes
  * 7 arguments, which the 6.1 x86 trampoline refuses: kprobe/kretprobe.
+ *
+ * Waiters: a call is the owner of its mmap_lock in `locks` from its entry,
+ * but a waiter is counted behind it only for the part of its wait from the
+ * call's first write acquisition on (owned_since): a call that itself
+ * waits for the lock (another task holds it) is not what the tasks that
+ * block meanwhile wait for. A wait that began before the acquisition
+ * counts from it (a reader queued behind the call's queued writer does
+ * wait for the call's hold too); a wait that ended before it, or in a call
+ * that never acquired the lock, is not counted at all (not in waiters
+ * either). So a waiter never counts longer than the call held the lock
+ * (or dropped it in between, section mode): max_wait_ns <= total_ns -
+ * acquire_ns.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -39,6 +51,7 @@ struct call {
 	__u64 start;
 	__u64 len;
 	__u64 acq_begin;	/* inside down_write*() */
+	__u64 owned_since;	/* first write acquisition; 0: not yet */
 	__u64 w_begin;		/* write phase open since */
 	__u64 r_begin;		/* read phase open since */
 	__u64 unlock_begin;	/* lock released since (section drops) */
@@ -73,6 +86,7 @@ struct wait {
 	__u64 lock;
 	__u64 begin;
 	__u32 owner;
+	__u32 read;		/* LCB_F_READ: a reader */
 };
 
 struct {
@@ -169,12 +183,29 @@ static __always_inline int call_enter(__u32 op, __u64 start, __u64 len)
 	return 0;
 }
 
+/*
+ * The part of a wait [begin, end] that lies behind the call's hold: from
+ * its first write acquisition on. 0: the wait ended before the call held
+ * the lock (or the call never acquired it): not counted.
+ */
+static __always_inline __u64 wait_behind(__u64 owned_since, __u64 begin, __u64 end)
+{
+	if (!owned_since || end <= owned_since)
+		return 0;
+	if (begin < owned_since)
+		begin = owned_since;
+	return end - begin;
+}
+
 struct pending_ctx {
 	__u64 seq;
 	__u64 now;
+	__u64 owned_since;
 	__u64 sum;
 	__u64 max;
 	__u32 owner;
+	__u32 n;
+	__u32 nread;
 };
 
 static long account_pending(struct bpf_map *map, const void *key, void *value,
@@ -186,11 +217,16 @@ static long account_pending(struct bpf_map *map, const void *key, void *value,
 
 	if (w->owner != p->owner || w->seq != p->seq)
 		return 0;
-	d = p->now - w->begin;
+	w->seq = 0;
+	d = wait_behind(p->owned_since, w->begin, p->now);
+	if (!d)
+		return 0;
 	p->sum += d;
+	p->n++;
+	if (w->read)
+		p->nread++;
 	if (d > p->max)
 		p->max = d;
-	w->seq = 0;
 	return 0;
 }
 
@@ -213,10 +249,14 @@ static __always_inline int call_exit(long ret)
 		c->read_hold_ns += now - c->r_begin;
 	/* Waiters still blocked: count their wait up to now. */
 	if (c->pending) {
-		struct pending_ctx p = { .seq = c->seq, .now = now, .owner = tid };
+		struct pending_ctx p = { .seq = c->seq, .now = now, .owner = tid,
+					 .owned_since = c->owned_since };
 
 		bpf_for_each_map_elem(&waits, account_pending, &p, 0);
 		__sync_fetch_and_add(&c->wait_ns, p.sum);
+		__sync_fetch_and_add(&c->waiters, p.n);
+		__sync_fetch_and_add(&c->read_waiters, p.nread);
+		__sync_fetch_and_add(&c->write_waiters, p.n - p.nread);
 		if (p.max > c->max_wait_ns)
 			c->max_wait_ns = p.max;
 	}
@@ -301,6 +341,7 @@ static __always_inline void write_acquired(struct rw_semaphore *sem)
 	if (!c->write_acqs) {
 		if (c->acq_begin)
 			c->acquire_ns = now - c->acq_begin;
+		c->owned_since = now;	/* waiters count from here */
 	} else if (c->unlock_begin) {
 		c->unlocked_ns += now - c->unlock_begin;
 	}
@@ -510,17 +551,15 @@ int BPF_PROG(contention_begin, void *lock, unsigned int flags)
 	w.seq = o->seq;
 	w.owner = o->tid;
 	w.lock = l;
+	w.read = !!(flags & LCB_F_READ);
 	w.begin = bpf_ktime_get_ns();
 	if (bpf_map_update_elem(&waits, &tid, &w, BPF_ANY)) {
 		__sync_fetch_and_add(&drops[DROP_WAITS], 1);
 		return 0;
 	}
-	__sync_fetch_and_add(&c->waiters, 1);
+	/* counted in waiters when it ends (contention_end, call_exit), and
+	 * only if it overlaps the call's hold */
 	__sync_fetch_and_add(&c->pending, 1);
-	if (flags & LCB_F_READ)
-		__sync_fetch_and_add(&c->read_waiters, 1);
-	else
-		__sync_fetch_and_add(&c->write_waiters, 1);
 	return 0;
 }
 
@@ -541,11 +580,18 @@ int BPF_PROG(contention_end, void *lock, int ret)
 	if (w->seq) {
 		c = bpf_map_lookup_elem(&calls, &w->owner);
 		if (c && c->seq == w->seq) {
-			d = bpf_ktime_get_ns() - w->begin;
-			__sync_fetch_and_add(&c->wait_ns, d);
 			__sync_fetch_and_add(&c->pending, -1);
-			if (d > c->max_wait_ns)
-				c->max_wait_ns = d;
+			d = wait_behind(c->owned_since, w->begin, bpf_ktime_get_ns());
+			if (d) {
+				__sync_fetch_and_add(&c->wait_ns, d);
+				__sync_fetch_and_add(&c->waiters, 1);
+				if (w->read)
+					__sync_fetch_and_add(&c->read_waiters, 1);
+				else
+					__sync_fetch_and_add(&c->write_waiters, 1);
+				if (d > c->max_wait_ns)
+					c->max_wait_ns = d;
+			}
 		}
 	}
 	bpf_map_delete_elem(&waits, &tid);
