@@ -9,6 +9,9 @@
  *   downgrade phases, write acquisition time, the lock's current owner;
  *   kretprobes on the functions that downgrade (do_mas_munmap, brk, mremap):
  *   end of the downgraded read phase (the up_read itself is not probed);
+ *   a downgrade in any other syscall or in a fault (a module, exec, stack
+ *   expansion) has no such end: its hold ends at the downgrade, its write
+ *   phase measured, its read phase untimed and counted (C_DG_UNTRACKED);
  *   tp_btf lock:contention_begin/end: read and write waits (slow path).
  * --full adds every read hold and drops the kretprobes: tp_btf on the
  *   mmap_lock tracepoints when they carry memcg_id (0002), else fexit
@@ -51,6 +54,12 @@ const volatile bool full_tp = false;
 const volatile __u32 nr_cpus = 1;
 /* the kernel has per-VMA locks with struct vma_lock (6.4 to 6.14) */
 const volatile bool vma_locks = false;
+/* Default mode: a downgraded read phase ends at the return of the
+ * functions of these syscalls (munmap, brk, mremap: set by user space);
+ * dg_any: -E named more, any downgrade may end at one of them. */
+const volatile bool dg_by_return = false;
+const volatile bool dg_any = false;
+const volatile int dg_sysnr[3] = { -1, -1, -1 };
 
 /* Per-CPU: the read side adds to them on every page fault with --full;
  * user space sums the CPUs (and takes the largest max). */
@@ -454,6 +463,19 @@ static __always_inline void write_release(u64 lock)
 	bpf_map_delete_elem(&owners, &lock);
 }
 
+/* Default mode: will an end probe see the read phase of a downgrade by
+ * holder @h end? Only inside the syscalls whose functions carry them (its
+ * syscall was read when it took the lock). */
+static __always_inline bool dg_tracked(const struct holder *h)
+{
+	int nr = h->sysnr;
+
+	if (!dg_by_return || dg_any)
+		return true;
+	return nr >= 0 && (nr == dg_sysnr[0] || nr == dg_sysnr[1] ||
+			   nr == dg_sysnr[2]);
+}
+
 static __always_inline void write_downgrade(u64 lock)
 {
 	u32 tid = (u32)bpf_get_current_pid_tgid();
@@ -467,6 +489,18 @@ static __always_inline void write_downgrade(u64 lock)
 	if (h->selected) {
 		hist_add(H_WRITE_HOLD, d);
 		hist_add(H_DG_WRITE, d);
+	}
+	if (!dg_tracked(h)) {
+		/* No probe would end its read phase: an open phase would
+		 * be blamed for later waits and ended by an unrelated
+		 * return (a failed mremap() of the same task). End the hold
+		 * here. */
+		count(C_DG_UNTRACKED);
+		bpf_map_delete_elem(&holds, &tid);
+		o = bpf_map_lookup_elem(&owners, &lock);
+		if (o && o->tid == tid)
+			bpf_map_delete_elem(&owners, &lock);
+		return;
 	}
 	h->phase = PHASE_DG_READ;
 	h->phase_ns = now;

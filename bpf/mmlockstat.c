@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
@@ -79,6 +80,8 @@ const char argp_program_doc[] =
 "write-side rwsem functions filtered to mm->mmap_lock, the lock contention\n"
 "tracepoints, and the return of the functions that downgrade (munmap, brk,\n"
 "mremap; more with -E). read_hold then holds only downgraded read phases.\n"
+"A downgrade in any other syscall (a module) or fault ends its hold at the\n"
+"downgrade: its read phase is not timed (untracked_downgrades).\n"
 "With per-VMA locks each fault also runs a fexit on lock_vma_under_rcu():\n"
 "+5.8 % per page fault on Debian's 6.12 (6.1, without them: +0.5 %).\n"
 "--full adds every read hold: the raw mmap_lock tracepoints when they carry\n"
@@ -119,7 +122,7 @@ static const struct argp_option opts[] = {
 	{ "top", 'n', "N", 0, "Top N longest holds and waits to show (default 5)", 0 },
 	{ "full", OPT_FULL, NULL, 0, "Also trace every read hold (raw mmap_lock tracepoints or read-side rwsem functions)", 0 },
 	{ "prometheus", OPT_PROM, "ADDR:PORT", 0, "Serve /metrics (ADDR defaults to 127.0.0.1)", 0 },
-	{ "read-end", 'E', "FUNC", 0, "Also end downgraded read phases at FUNC's return (repeatable)", 0 },
+	{ "read-end", 'E', "FUNC", 0, "Also end downgraded read phases at FUNC's return (repeatable; then every downgrade stays open until an end probe)", 0 },
 	{ "kprobes", OPT_KPROBES, NULL, 0, "Use kprobes instead of fentry/fexit", 0 },
 	{ "verbose", 'v', NULL, 0, "All of libbpf's messages (else its warnings only if loading fails)", 0 },
 	{ NULL, 'h', NULL, OPTION_HIDDEN, "Show the full help", 0 },
@@ -517,9 +520,10 @@ static void print_text(const struct snap *d, double secs)
 	bool any = false;
 
 	strftime(t, sizeof(t), "%H:%M:%S", localtime(&now));
-	printf("\n%s  mmap_lock over %.2fs  drops %llu  unended-read-phases %llu\n",
+	printf("\n%s  mmap_lock over %.2fs  drops %llu  unended-read-phases %llu"
+	       "  untracked-downgrades %llu\n",
 	       t, secs, d->c[C_DROP_RINGBUF] + d->c[C_DROP_MAP],
-	       d->c[C_UNENDED]);
+	       d->c[C_UNENDED], d->c[C_DG_UNTRACKED]);
 	if (env.full && d->c[C_LEFT_MM_UNTIMED])
 		printf("warning: %llu read hold(s) released after exec/exit left the mm, "
 		       "on another CPU: not timed\n", d->c[C_LEFT_MM_UNTIMED]);
@@ -722,6 +726,7 @@ static void print_json(const struct snap *d, double secs)
 	jw_ku64(&w, "drops_ringbuf", d->c[C_DROP_RINGBUF]);
 	jw_ku64(&w, "drops_map", d->c[C_DROP_MAP]);
 	jw_ku64(&w, "unended_read_phases", d->c[C_UNENDED]);
+	jw_ku64(&w, "untracked_downgrades", d->c[C_DG_UNTRACKED]);
 	if (env.full) {
 		jw_ku64(&w, "read_holds_left_mm", d->c[C_LEFT_MM]);
 		jw_ku64(&w, "read_holds_left_mm_untimed", d->c[C_LEFT_MM_UNTIMED]);
@@ -825,6 +830,9 @@ static void prom_body(FILE *f, void *ctx)
 	prom_counter(f, "mmap_lock_unended_read_phases_total",
 		     "downgraded read phases whose end was not seen",
 		     cur.c[C_UNENDED]);
+	prom_counter(f, "mmap_lock_untracked_downgrades_total",
+		     "downgrades outside munmap/brk/mremap: read phase not timed",
+		     cur.c[C_DG_UNTRACKED]);
 	prom_gauge(f, "mmap_lock_exporter_uptime_seconds",
 		   "seconds since mmlockstat attached",
 		   (mono_ns() - start_ns) / 1e9);
@@ -1058,6 +1066,11 @@ static int open_and_load(bool kprobes, bool *have_wait, bool *have_trylock)
 	obj->rodata->full_fentry = env.full && !kprobes && !read_tp;
 	obj->rodata->full_tp = read_tp && !kprobes;
 	obj->rodata->nr_cpus = ncpus;
+	obj->rodata->dg_by_return = !env.full;
+	obj->rodata->dg_any = env.nr_read_end > 0;
+	obj->rodata->dg_sysnr[0] = SYS_munmap;
+	obj->rodata->dg_sysnr[1] = SYS_brk;
+	obj->rodata->dg_sysnr[2] = SYS_mremap;
 
 	obj->rodata->targ_tgid = env.pid;
 	obj->rodata->filter_comm = env.filter_comm;

@@ -85,6 +85,7 @@ enum counter_id {
 	C_TP_MEMCG_PATH,	/* --full: tracepoints carry memcg_path (6.1) */
 	C_VMA_FAULTS,		/* struct rcpu's vma_faults, CPUs >= MAX_RCPUS */
 	C_VMA_FALLBACKS,	/* struct rcpu's vma_fallbacks, CPUs >= MAX_RCPUS */
+	C_DG_UNTRACKED,		/* default mode: a downgrade no end probe follows */
 	NR_COUNTERS,
 };
 

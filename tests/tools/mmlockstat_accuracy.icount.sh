@@ -121,9 +121,9 @@ D=(downgrade:200:2000 downgrade:200:2000 downgrade:2000:20000
    downgrade:2000:20000 downgrade:20000:200 downgrade:20000:200)
 
 # The checks of each case, in the order below; the plan is their sum.
-N_DEFAULT=7 N_DG_E=6 N_FULL=7 N_FENTRY=5 N_KP=3 N_WAIT=5 N_SCHEMA=1
-CASES=(default dg_e full fentry kp wait)
-plan $((N_DEFAULT + N_DG_E + N_FULL + N_FENTRY + N_KP + N_WAIT + N_SCHEMA))
+N_DEFAULT=8 N_DG_E=7 N_STALE=3 N_EINVAL=2 N_FULL=7 N_FENTRY=5 N_KP=3 N_WAIT=5 N_SCHEMA=1
+CASES=(default dg_e stale einval full fentry kp wait)
+plan $((N_DEFAULT + N_DG_E + N_STALE + N_EINVAL + N_FULL + N_FENTRY + N_KP + N_WAIT + N_SCHEMA))
 
 [ -x "$TOOL" ] || abort "bpf/mmlockstat is built (make tools)"
 [ -x "$HOLD" ] || abort "tests/bin/mmls_hold is built (make -C tests/tools)"
@@ -148,14 +148,18 @@ run() {
 # end probe, in one session ------------------------------------------------
 # Default mode does not probe the read side (plain read holds are
 # invisible) and ends a downgraded read phase only at the return of a
-# known function: the module's is none of them without -E, so its read
-# phases must not be invented. The positive control of both negatives is
-# in the same session: the write holds and the downgrades' write phases.
+# known function (munmap, brk, mremap): the module's downgrade, in a
+# write(2), is none of them without -E, so the hold ends at the downgrade
+# (counted as untracked) and no read phase is invented. The positive
+# control of the negatives is in the same session: the write holds and
+# the downgrades' write phases.
 DN=(downgrade:2000:2000 downgrade:2000:2000)
 if run default $N_DEFAULT "-n 64" "${W[@]}" "${R[@]}" "${DN[@]}"; then
 	hist default write_hold WRITE write:write_ns downgrade:write_ns
 	holds default write write_ns WRITE write:write_ns
 	hist default downgrade_write_phase WRITE downgrade:write_ns
+	check_eq "default: the module's downgrades are untracked (untracked_downgrades)" \
+		"$(get default 'o["untracked_downgrades"]')" 2
 	check_eq "default: downgrade without its end function: no read phase invented (after 2 write phases seen)" \
 		"$(get default 'o["histograms"]["downgrade_read_phase"]["count"]')" 0
 	check_eq "default: plain read holds are not probed: read_hold count (after 11 write holds seen)" \
@@ -175,6 +179,34 @@ if run dg_e $N_DG_E "-n 64 -E full_proxy_write" "${D[@]}"; then
 	hist dg_e read_hold DG_READ_E downgrade:read_ns
 	holds dg_e downgrade write_ns WRITE downgrade:write_ns
 	holds dg_e downgrade read_ns DG_READ_E downgrade:read_ns
+	check_eq "dg_e: with -E every downgrade is tracked (untracked_downgrades)" \
+		"$(get dg_e 'o["untracked_downgrades"]')" 0
+fi
+
+# --- an untracked downgrade leaves no owner behind ---------------------------
+# The writer thread munmap()s 1 ms into the second request, read:5000: it
+# waits behind the module's plain read hold, which default mode does not
+# see. Before issue 14 the first request's downgrade stayed the lock's
+# owner and took the blame (holder: mmls_hold, downgraded-read).
+if run stale $N_STALE "-n 64" -w 1000:2 downgrade:200:200 read:5000; then
+	check_eq "stale: the writer waited once (write_wait count)" \
+		"$(get stale 'o["histograms"]["write_wait"]["count"]')" 1
+	check_eq "stale: its wait is not blamed on the ended downgrade (holder not recorded: a plain read hold)" \
+		"$(get stale '[w["holder"] for w in o["top_waits"] if w["type"] == "write"]')" "[None]"
+	check_eq "stale: the downgrade was untracked (untracked_downgrades)" \
+		"$(get stale 'o["untracked_downgrades"]')" 1
+fi
+
+# --- an untracked downgrade is not ended by an unrelated return -------------
+# An mremap() that fails before taking the lock (EINVAL: misaligned)
+# returns through __x64_sys_mremap, an end probe of default mode. Before
+# issue 14 it ended the module's downgrade, still open: a read phase of
+# the time in between.
+if run einval $N_EINVAL "-n 64" downgrade:2000:2000 einval; then
+	check_eq "einval: the downgrade's write phase seen (downgrade_write_phase count)" \
+		"$(get einval 'o["histograms"]["downgrade_write_phase"]["count"]')" 1
+	check_eq "einval: no read phase ended by the failed mremap (downgrade_read_phase count)" \
+		"$(get einval 'o["histograms"]["downgrade_read_phase"]["count"]')" 0
 fi
 
 # --- --full: every read hold (the module's are among them: exit_mm takes

@@ -5,9 +5,11 @@
  * takes the lock for write in between (no allocation, no stdio until the
  * end), so that a tool filtered to this process sees exactly these holds.
  *
- * Usage: mmls_hold [-g] [-r DELAY_US] REQ...
+ * Usage: mmls_hold [-g] [-r DELAY_US] [-w DELAY_US[:FIRST]] REQ...
  *   REQ  write:US | read:US | downgrade:WRITE_US:READ_US   (test_mmap_lock)
  *        munmap:MiB   (map + populate with 4 KiB pages before go, munmap after)
+ *        einval       (mremap() of a misaligned address: EINVAL before
+ *                     the lock is taken; the tools' mremap probes fire)
  *   -g   print "ready PID" and wait for a line on stdin before the first REQ
  *   -r   a reader thread pread()s /proc/self/cmdline DELAY_US after each
  *        REQ starts, timing it with CLOCK_MONOTONIC (its own wait). It
@@ -17,6 +19,10 @@
  *        CPU at the deadline does not delay it either (it says how late
  *        it started: reader_late_ns), and the holder's unlock hands it the
  *        CPU at once.
+ *   -w   a writer thread, the same way, munmap()s one page (of a pool
+ *        mapped before go) DELAY_US after each REQ starts: a write waiter
+ *        queued on the lock (before the reader, with a smaller delay);
+ *        with :FIRST only from the FIRST-th REQ (1-based) on.
  *
  * Output (stdout, after all REQs): one line per REQ
  *   "req=REQ rc=0 write_ns=N read_ns=N wall_ns=N reader_ns=N
@@ -26,7 +32,8 @@
  * CLOCK_MONOTONIC); for munmap: 0 and wall_ns is the syscall's duration.
  * reader_at_ns: when the reader's pread started (CLOCK_MONOTONIC),
  * reader_ns how long it took, reader_late_ns how far after its deadline
- * it started; 0 without -r.
+ * it started; 0 without -r. With -w the line goes on with
+ * " writer_ns=N writer_at_ns=N": the writer's munmap, timed the same way.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -40,6 +47,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -51,20 +59,29 @@
 struct req {
 	char text[64];		/* as written to the module */
 	const char *arg;
-	int munmap;
+	int munmap, einval;
 	size_t len;
 	void *map;
 	int rc;
 	unsigned long long write_ns, read_ns, wall_ns, reader_ns;
 	unsigned long long locked_at_ns, unlocked_at_ns, reader_at_ns;
 	long long reader_late_ns;
+	unsigned long long writer_ns, writer_at_ns;
 };
 
 static struct req reqs[MAX_REQ];
 static int nreq;
-static atomic_int seq, reader_done = 1, stop;
+static atomic_int seq, stop;
 static _Atomic unsigned long long start_ns;	/* of the current REQ */
-static long delay_us;
+static char *pool;	/* -w: one page per REQ */
+
+/* the -r reader and the -w writer */
+struct poker {
+	long delay_us;
+	int write, first;
+	atomic_int done;
+};
+static struct poker rd = { .done = 1 }, wr = { .write = 1, .done = 1 };
 static int cmdline_fd;
 static char outbuf[MAX_REQ * 320];
 
@@ -76,9 +93,10 @@ static unsigned long long now_ns(void)
 	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
 }
 
-static void *reader(void *arg)
+static void *poke(void *arg)
 {
 	static char buf[4096];
+	struct poker *p = arg;
 	struct sched_param fifo = { .sched_priority = 1 };
 	int last = 0;
 
@@ -99,20 +117,32 @@ static void *reader(void *arg)
 			continue;
 		}
 		last = s;
-		unsigned long long at = atomic_load(&start_ns) + delay_us * 1000ULL;
+		if (s < p->first) {
+			atomic_store(&p->done, 1);
+			continue;
+		}
+		unsigned long long at = atomic_load(&start_ns) + p->delay_us * 1000ULL;
 
 		d.tv_sec = at / 1000000000ULL;
 		d.tv_nsec = at % 1000000000ULL;
 		while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &d, NULL) == EINTR)
 			;
 		unsigned long long t0 = now_ns();
+		struct req *r = &reqs[s - 1];
 
-		if (pread(cmdline_fd, buf, sizeof(buf), 0) < 0)
-			perror("pread");
-		reqs[s - 1].reader_ns = now_ns() - t0;
-		reqs[s - 1].reader_at_ns = t0;
-		reqs[s - 1].reader_late_ns = (long long)(t0 - at);
-		atomic_store(&reader_done, 1);
+		if (p->write) {
+			if (munmap(pool + (s - 1) * 4096UL, 4096))
+				perror("munmap");
+			r->writer_ns = now_ns() - t0;
+			r->writer_at_ns = t0;
+		} else {
+			if (pread(cmdline_fd, buf, sizeof(buf), 0) < 0)
+				perror("pread");
+			r->reader_ns = now_ns() - t0;
+			r->reader_at_ns = t0;
+			r->reader_late_ns = (long long)(t0 - at);
+		}
+		atomic_store(&p->done, 1);
 	}
 	return NULL;
 }
@@ -129,6 +159,8 @@ static int parse(struct req *r, const char *a)
 		snprintf(r->text, sizeof(r->text), "read %lu", w);
 	else if (sscanf(a, "downgrade:%lu:%lu%c", &w, &x, &junk) == 2)
 		snprintf(r->text, sizeof(r->text), "downgrade %lu %lu", w, x);
+	else if (!strcmp(a, "einval"))
+		r->einval = 1;
 	else if (sscanf(a, "munmap:%lu%c", &w, &junk) == 1 && w) {
 		r->munmap = 1;
 		r->len = w * MIB;
@@ -140,15 +172,19 @@ static int parse(struct req *r, const char *a)
 int main(int argc, char **argv)
 {
 	int opt, go = 0, hold_fd = -1, last_fd = -1, len = 0;
-	pthread_t th;
+	pthread_t th, tw;
 	char line[64];
 
-	while ((opt = getopt(argc, argv, "gr:")) != -1) {
+	while ((opt = getopt(argc, argv, "gr:w:")) != -1) {
 		switch (opt) {
 		case 'g': go = 1; break;
-		case 'r': delay_us = atol(optarg); break;
+		case 'r': rd.delay_us = atol(optarg); break;
+		case 'w':
+			if (sscanf(optarg, "%ld:%d", &wr.delay_us, &wr.first) < 1)
+				wr.delay_us = 0;
+			break;
 		default:
-			fprintf(stderr, "usage: mmls_hold [-g] [-r DELAY_US] REQ...\n");
+			fprintf(stderr, "usage: mmls_hold [-g] [-r DELAY_US] [-w DELAY_US[:FIRST]] REQ...\n");
 			return 2;
 		}
 	}
@@ -162,6 +198,8 @@ int main(int argc, char **argv)
 	for (int i = 0; i < nreq; i++) {
 		struct req *r = &reqs[i];
 
+		if (r->einval)
+			continue;
 		if (!r->munmap) {
 			if (hold_fd < 0) {
 				hold_fd = open(HOLD, O_WRONLY);
@@ -184,7 +222,17 @@ int main(int argc, char **argv)
 			((volatile char *)r->map)[off] = 1;
 	}
 	cmdline_fd = open("/proc/self/cmdline", O_RDONLY);
-	if (delay_us > 0 && pthread_create(&th, NULL, reader, NULL)) {
+	if (wr.delay_us > 0) {
+		pool = mmap(NULL, MAX_REQ * 4096UL, PROT_READ | PROT_WRITE,
+			    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (pool == MAP_FAILED) {
+			perror("mmls_hold: mmap");
+			return 1;
+		}
+		memset(pool, 1, MAX_REQ * 4096UL);
+	}
+	if ((rd.delay_us > 0 && pthread_create(&th, NULL, poke, &rd)) ||
+	    (wr.delay_us > 0 && pthread_create(&tw, NULL, poke, &wr))) {
 		perror("pthread_create");
 		return 1;
 	}
@@ -206,12 +254,15 @@ int main(int argc, char **argv)
 		struct timespec d = { 0, 2000000 };
 
 		t0 = now_ns();
-		if (delay_us > 0) {
-			atomic_store(&reader_done, 0);
+		if (rd.delay_us > 0 || wr.delay_us > 0) {
+			atomic_store(&rd.done, rd.delay_us <= 0);
+			atomic_store(&wr.done, wr.delay_us <= 0);
 			atomic_store(&start_ns, t0);
 			atomic_store(&seq, i + 1);
 		}
-		if (r->munmap) {
+		if (r->einval) {
+			r->rc = syscall(SYS_mremap, 1UL, 4096UL, 4096UL, 0UL) == -1 ? -errno : 0;
+		} else if (r->munmap) {
 			r->rc = munmap(r->map, r->len) ? -errno : 0;
 		} else {
 			ssize_t n = write(hold_fd, r->text, strlen(r->text));
@@ -219,7 +270,7 @@ int main(int argc, char **argv)
 			r->rc = n < 0 ? -errno : 0;
 		}
 		r->wall_ns = now_ns() - t0;
-		if (!r->munmap) {
+		if (!r->munmap && !r->einval) {
 			char b[256];
 			ssize_t n = pread(last_fd, b, sizeof(b) - 1, 0);
 
@@ -230,13 +281,15 @@ int main(int argc, char **argv)
 				       &r->locked_at_ns, &r->unlocked_at_ns);
 			}
 		}
-		while (delay_us > 0 && !atomic_load(&reader_done))
+		while (!atomic_load(&rd.done) || !atomic_load(&wr.done))
 			nanosleep(&d, NULL);
 		nanosleep(&d, NULL);	/* separate the holds */
 	}
 	atomic_store(&stop, 1);
-	if (delay_us > 0)
+	if (rd.delay_us > 0)
 		pthread_join(th, NULL);
+	if (wr.delay_us > 0)
+		pthread_join(tw, NULL);
 	len = 0;
 	for (int i = 0; i < nreq; i++) {
 		struct req *r = &reqs[i];
@@ -247,6 +300,10 @@ int main(int argc, char **argv)
 				r->wall_ns, r->reader_ns, r->locked_at_ns,
 				r->unlocked_at_ns, r->reader_at_ns,
 				r->reader_late_ns);
+		if (wr.delay_us > 0)
+			len += snprintf(outbuf + len - 1, sizeof(outbuf) - len + 1,
+					" writer_ns=%llu writer_at_ns=%llu\n",
+					r->writer_ns, r->writer_at_ns) - 1;
 	}
 	if (write(1, outbuf, len) != len)
 		return 1;
