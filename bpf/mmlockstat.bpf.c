@@ -136,9 +136,19 @@ struct wait {
 	u32 flags;	/* lock:contention_begin's, and W_VMA */
 	s32 stackid;
 	u32 has_holder;
-	u32 pad;
+	u32 has_queued;
 	struct holder holder;
+	struct qwriter queued;
 };
+
+/* lock address -> the first writer still waiting for it: the link between
+ * a blocked reader and the (reader) holder it cannot share the lock with */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, MAX_LOCKS);
+	__type(key, u64);
+	__type(value, struct qwriter);
+} qwriters SEC(".maps");
 
 #define W_VMA	(1U << 31)	/* a VMA lock, not mmap_lock */
 
@@ -755,6 +765,24 @@ int BPF_PROG(contention_begin, void *lock, unsigned int flags)
 		   !(flags & W_VMA)) {
 		find_reader(&w, l);
 	}
+	if ((flags & LCB_F_WRITE) && !(flags & W_VMA)) {
+		struct qwriter q = { .since_ns = w.ts, .tid = tid,
+				     .sysnr = current_sysnr() };
+
+		q.pid = bpf_get_current_pid_tgid() >> 32;
+		bpf_get_current_comm(q.comm, sizeof(q.comm));
+		/* the first one queued stays (FIFO: later readers queue
+		 * behind it) */
+		bpf_map_update_elem(&qwriters, &l, &q, BPF_NOEXIST);
+	} else if (flags & LCB_F_READ) {
+		struct qwriter *q = bpf_map_lookup_elem(&qwriters, &l);
+
+		if (q && q->tid != tid) {
+			w.has_queued = 1;
+			w.queued = *q;
+			w.queued.since_ns = w.ts - q->since_ns;
+		}
+	}
 	if (bpf_map_update_elem(&waits, &tid, &w, BPF_ANY))
 		count(C_DROP_MAP);
 	return 0;
@@ -773,6 +801,12 @@ int BPF_PROG(contention_end, void *lock, int ret)
 
 	if (!w || w->lock != (u64)lock)
 		return 0;
+	if ((w->flags & LCB_F_WRITE) && !(w->flags & W_VMA)) {
+		struct qwriter *q = bpf_map_lookup_elem(&qwriters, &w->lock);
+
+		if (q && q->tid == tid)
+			bpf_map_delete_elem(&qwriters, &w->lock);
+	}
 	d = bpf_ktime_get_ns() - w->ts;
 	if (!task_selected() && !(w->has_holder && w->holder.selected))
 		goto out;
@@ -808,6 +842,8 @@ int BPF_PROG(contention_end, void *lock, int ret)
 	bpf_get_current_comm(e->comm, sizeof(e->comm));
 	e->has_holder = w->has_holder;
 	e->holder = w->holder;
+	e->has_queued = w->has_queued;
+	e->queued = w->queued;
 	bpf_ringbuf_submit(e, 0);
 out:
 	bpf_map_delete_elem(&waits, &tid);

@@ -71,7 +71,8 @@ const char argp_program_doc[] =
 "Histograms (ns): write_hold, read_hold, downgrade_write_phase,\n"
 "downgrade_read_phase, read_wait, write_wait, write_acquire (and\n"
 "read_acquire with --full); the longest holds and waits, each wait with the\n"
-"holder it was blocked behind (pid, comm, operation, phase). On kernels with\n"
+"holder it was blocked behind (pid, comm, operation, phase), and for a read\n"
+"wait the writer queued ahead of it (readers do not pass it). On kernels with\n"
 "per-VMA locks (6.4+: Debian's 6.12) also vma_fallback_wait (mmap_lock\n"
 "waits of page faults that fell back from the VMA lock) and vma_write_wait\n"
 "(writers blocked in vma_start_write() by a fault holding the VMA).\n"
@@ -579,6 +580,14 @@ static void print_text(const struct snap *d, double secs)
 				       phase_name(e->holder.phase));
 			else
 				printf("unknown (reader or untracked)\n");
+			/* readers do not pass a queued writer: the chain */
+			if (e->has_queued)
+				printf("  %-10s %-9s via queued writer %u/%u %s (%s), "
+				       "queued %s before: it waits for the holder, "
+				       "the reader for both\n", "", "",
+				       e->queued.pid, e->queued.tid, e->queued.comm,
+				       op_name(e->queued.sysnr),
+				       fmt_ns(b1, sizeof(b1), e->queued.since_ns));
 			if (env.stacks) {
 				print_stack_text(e->stackid, "        ");
 				if (e->has_holder) {
@@ -709,6 +718,19 @@ static void print_json(const struct snap *d, double secs)
 			json_holder(&w, &e->holder);
 		else
 			jw_null(&w);
+		jw_key(&w, "queued_writer");
+		if (e->has_queued) {
+			jw_obj_open(&w);
+			jw_ku64(&w, "pid", e->queued.pid);
+			jw_ku64(&w, "tid", e->queued.tid);
+			jw_kstr(&w, "comm", e->queued.comm);
+			jw_kstr(&w, "op", op_name(e->queued.sysnr));
+			jw_ki64(&w, "syscall", e->queued.sysnr);
+			jw_ku64(&w, "queued_before_ns", e->queued.since_ns);
+			jw_obj_close(&w);
+		} else {
+			jw_null(&w);
+		}
 		jw_obj_close(&w);
 	}
 	jw_arr_close(&w);

@@ -113,6 +113,20 @@ struct holder {
 	char comm[TASK_COMM_LEN];
 };
 
+/* The first writer still queued on a lock. rwsem readers do not pass a
+ * waiting writer: a reader that blocks while it is queued waits for it
+ * (and for what it waits for), even when only readers hold the lock. */
+struct qwriter {
+	unsigned long long since_ns;	/* its wait began; in an event: how
+					 * long it had waited when the
+					 * reader began to */
+	unsigned int pid;		/* tgid */
+	unsigned int tid;
+	int sysnr;
+	unsigned int pad;
+	char comm[TASK_COMM_LEN];
+};
+
 enum event_kind {
 	EV_HOLD = 1,	/* a hold ended */
 	EV_WAIT = 2,	/* a wait ended */
@@ -147,6 +161,10 @@ struct event {
 	unsigned int vma_fallback;	/* a user page fault that fell back
 					 * from the VMA lock to mmap_lock */
 	struct holder holder;
+	/* read waits: the writer queued ahead of it (has_queued) */
+	unsigned int has_queued;
+	unsigned int pad2;
+	struct qwriter queued;
 };
 
 #endif /* __MMLOCKSTAT_H */

@@ -61,6 +61,12 @@ def check_behind(what, text, w):
         if h else ", holder not recorded"
     want(text.endswith(tail), what + ": whom it waited behind", text,
          "...%s" % tail)
+    q = w.get("queued_writer")
+    if q:
+        task = ("a page fault of %s" % q["comm"] if q["op"] == "fault"
+                else "%s (%s)" % (q["comm"], q["op"]))
+        via = " behind the queued writer %s, itself" % task
+        want(via in text, what + ": the queued writer between", text, via)
 
 
 def check_run(rep, md, r):

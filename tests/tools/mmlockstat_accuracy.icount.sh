@@ -89,12 +89,6 @@ win() {
 	echo "--lo $((lo - MARGIN)) --hi $((hi + MARGIN))"
 }
 
-# pycheck WHAT CHECK-ARGS...: one check by mmlockstat_check.py
-pycheck() {
-	local what=$1 msg
-	shift
-	if msg=$($CHECK "$@" 2>&1); then ok "$what: $msg"; else fail "$what: $msg"; fi
-}
 
 # hist CASE HIST WINDOW SPEC... [--contains]: the histogram against the truths
 hist() {
@@ -132,17 +126,6 @@ if [ ! -d /sys/kernel/debug/test_mmap_lock ] &&
 	abort "modprobe test_mmap_lock: $(head -n1 "$out/modprobe.err")"
 fi
 
-# run CASE N "TOOL ARGS" HOLD-ARGS...: one tool session; if it failed, its
-# N checks fail with the reason and the case is skipped (returns 1)
-run() {
-	local c=$1 n=$2 i
-	shift 2
-	mmls_run "$c" "$@" && return 0
-	for ((i = 0; i < n; i++)); do
-		fail "$c: mmlockstat ran (exit ${MMLS_RC:-none}): $(tail -n 2 "$out/$c.err" | tr '\n' ' ')"
-	done
-	return 1
-}
 
 # --- default probes (fentry): write holds, plain reads, downgrades with no
 # end probe, in one session ------------------------------------------------
@@ -154,7 +137,7 @@ run() {
 # control of the negatives is in the same session: the write holds and
 # the downgrades' write phases.
 DN=(downgrade:2000:2000 downgrade:2000:2000)
-if run default $N_DEFAULT "-n 64" "${W[@]}" "${R[@]}" "${DN[@]}"; then
+if mmls_case default $N_DEFAULT "-n 64" "${W[@]}" "${R[@]}" "${DN[@]}"; then
 	hist default write_hold WRITE write:write_ns downgrade:write_ns
 	holds default write write_ns WRITE write:write_ns
 	hist default downgrade_write_phase WRITE downgrade:write_ns
@@ -172,7 +155,7 @@ fi
 # --- downgrade, its read phase ended at the module's debugfs write -------
 # -E full_proxy_write: lib/ is built without ftrace, so tml_hold_write
 # cannot be probed; the read phase ends at full_proxy_write's return.
-if run dg_e $N_DG_E "-n 64 -E full_proxy_write" "${D[@]}"; then
+if mmls_case dg_e $N_DG_E "-n 64 -E full_proxy_write" "${D[@]}"; then
 	hist dg_e downgrade_write_phase WRITE downgrade:write_ns
 	hist dg_e downgrade_read_phase DG_READ_E downgrade:read_ns
 	hist dg_e write_hold WRITE downgrade:write_ns
@@ -188,7 +171,7 @@ fi
 # waits behind the module's plain read hold, which default mode does not
 # see. Before issue 14 the first request's downgrade stayed the lock's
 # owner and took the blame (holder: mmls_hold, downgraded-read).
-if run stale $N_STALE "-n 64" -w 1000:2 downgrade:200:200 read:5000; then
+if mmls_case stale $N_STALE "-n 64" -w 1000:2 downgrade:200:200 read:5000; then
 	check_eq "stale: the writer waited once (write_wait count)" \
 		"$(get stale 'o["histograms"]["write_wait"]["count"]')" 1
 	check_eq "stale: its wait is not blamed on the ended downgrade (holder not recorded: a plain read hold)" \
@@ -202,7 +185,7 @@ fi
 # returns through __x64_sys_mremap, an end probe of default mode. Before
 # issue 14 it ended the module's downgrade, still open: a read phase of
 # the time in between.
-if run einval $N_EINVAL "-n 64" downgrade:2000:2000 einval; then
+if mmls_case einval $N_EINVAL "-n 64" downgrade:2000:2000 einval; then
 	check_eq "einval: the downgrade's write phase seen (downgrade_write_phase count)" \
 		"$(get einval 'o["histograms"]["downgrade_write_phase"]["count"]')" 1
 	check_eq "einval: no read phase ended by the failed mremap (downgrade_read_phase count)" \
@@ -211,7 +194,7 @@ fi
 
 # --- --full: every read hold (the module's are among them: exit_mm takes
 # the lock for read too) and the exact end of a read phase -----------------
-if run full $N_FULL "-n 64 --full" "${R[@]}" "${D[@]}"; then
+if mmls_case full $N_FULL "-n 64 --full" "${R[@]}" "${D[@]}"; then
 	# raw tracepoints when they carry a memcg id (0002), else trampolines
 	want=fentry
 	[ "$(get full 'o["tracepoint_memcg"]')" = id ] && want=tp_btf
@@ -225,7 +208,7 @@ if run full $N_FULL "-n 64 --full" "${R[@]}" "${D[@]}"; then
 fi
 
 # --- --full with the trampoline read probes (what stock 6.1 gets) --------
-if MMLS_READ_PROBES=fentry run fentry $N_FENTRY "-n 64 --full" "${R[@]}" "${D[@]}"; then
+if MMLS_READ_PROBES=fentry mmls_case fentry $N_FENTRY "-n 64 --full" "${R[@]}" "${D[@]}"; then
 	check_eq "fentry: MMLS_READ_PROBES=fentry uses the rwsem read functions" \
 		"$(get fentry 'o["read_probes"]')" fentry
 	hist fentry read_hold FENTRY_READ read:read_ns downgrade:read_ns --contains
@@ -235,7 +218,7 @@ if MMLS_READ_PROBES=fentry run fentry $N_FENTRY "-n 64 --full" "${R[@]}" "${D[@]
 fi
 
 # --- kprobe fallback gives the same answer ----------------------------------
-if run kp $N_KP "-n 64 --kprobes" write:200 write:2000 write:2000 write:20000; then
+if mmls_case kp $N_KP "-n 64 --kprobes" write:200 write:2000 write:2000 write:20000; then
 	check_eq "kp: --kprobes uses kprobes" "$(get kp 'o["probes"]')" kprobe
 	hist kp write_hold KP write:write_ns
 	holds kp write write_ns KP write:write_ns
@@ -248,7 +231,7 @@ fi
 # The tool's wait (contention_begin..end) lies inside the reader's pread,
 # so tool <= self-measured. The holds differ by 1 ms, so sorting pairs
 # each wait with its own pread.
-if run wait $N_WAIT "-n 64 -s" -r 2000 write:20000 write:21000 write:22000; then
+if mmls_case wait $N_WAIT "-n 64 -s" -r 2000 write:20000 write:21000 write:22000; then
 	check_eq "wait: 3 readers blocked, read_wait count" \
 		"$(get wait 'o["histograms"]["read_wait"]["count"]')" 3
 	# shellcheck disable=SC2046

@@ -28,6 +28,15 @@ one TAP check (pycheck in mmls_lib.sh). Exit 3: a missing file or key.
       the read waits in top_waits against the reader thread's own timing of
       its blocked pread (reader_ns): as many, and each reader_ns - tool in
       [lo, hi] (the tool's wait lies inside the pread).
+  chain JSON HOLDFILE --lo NS --hi NS [--record F L]
+      mmls_hold -r R -w W (W < R) with downgrades: each read wait in
+      top_waits names the chain reader <- queued writer <- holder: a
+      queued_writer whose tid is that of a write wait (the -w thread's
+      munmap) and not the reader's, a holder that is mmls_hold's main
+      thread in its downgraded-read phase; queued_before_ns (R - W, how
+      long the writer had waited) in [lo, hi]; and (paired by size with
+      the requests) each wait outlasts the module's hold: reader_at_ns +
+      wait_ns > unlocked_at_ns, which only the queued writer explains.
   intervals JSON N --lo MS --hi MS [--record F L]
       JSON has N objects (one per -i interval), each interval_s in [lo, hi] ms
   get JSON EXPR
@@ -127,9 +136,13 @@ def check_object(o):
     for n, h in hs.items():
         errs += check_hist(n, h)
     for w in o.get("top_waits", []):
-        for k in ("type", "wait_ns", "pid", "comm", "holder"):
+        for k in ("type", "wait_ns", "pid", "comm", "holder", "queued_writer"):
             if k not in w:
                 errs.append("top_waits entry without %s" % k)
+        if w.get("queued_writer") is not None:
+            for k in ("pid", "tid", "comm", "op", "queued_before_ns"):
+                if k not in w["queued_writer"]:
+                    errs.append("top_waits queued_writer without %s" % k)
         if w.get("holder") is not None:
             for k in ("pid", "comm", "op", "phase"):
                 if k not in w["holder"]:
@@ -285,6 +298,49 @@ def cmd_waits(path, holdfile, lo, hi, rec):
     return "%s: reader's own pread - tool's wait in %s ns (allowed [%d, %d])" % (what, rng(devs), lo, hi)
 
 
+def cmd_chain(path, holdfile, lo, hi, rec):
+    o = last(path)
+    reads = sorted((w for w in o["top_waits"] if w["type"] == "read"),
+                   key=lambda w: w["wait_ns"])
+    wtids = {w["tid"] for w in o["top_waits"] if w["type"] == "write"}
+    lines = [dict(x.split("=", 1) for x in l.split())
+             for l in open(holdfile) if l.startswith("req=")]
+    lines.sort(key=lambda kv: int(kv["unlocked_at_ns"]) - int(kv["reader_at_ns"]))
+    pid = next(int(l.split()[1]) for l in open(holdfile) if l.startswith("ready "))
+    what = "%d read waits" % len(lines)
+    if len(reads) != len(lines):
+        raise Fail("%s: top_waits of type read: got %d, want %d" % (what, len(reads), len(lines)))
+    if len(wtids) != 1:
+        raise Fail("%s: want the write waits of one thread (the -w writer), got tids %s"
+                   % (what, sorted(wtids)))
+    wtid = wtids.pop()
+    bad, devs, over = [], [], []
+    for w, kv in zip(reads, lines):
+        q, h = w.get("queued_writer"), w.get("holder")
+        if not q:
+            bad.append("wait of %d ns: no queued_writer" % w["wait_ns"])
+            continue
+        if (q["tid"], q["op"]) != (wtid, "munmap") or q["tid"] == w["tid"]:
+            bad.append("queued_writer %s/%s, want %d/munmap (reader %d)"
+                       % (q["tid"], q["op"], wtid, w["tid"]))
+        if not h or (h["pid"], h["tid"], h["phase"]) != (pid, pid, "downgraded-read"):
+            bad.append("holder %s, want %d/%d downgraded-read"
+                       % (h and (h["pid"], h["tid"], h["phase"]), pid, pid))
+        devs.append(q["queued_before_ns"])
+        if not lo <= q["queued_before_ns"] <= hi:
+            bad.append("queued_before_ns %d outside [%d, %d]" % (q["queued_before_ns"], lo, hi))
+        past = int(kv["reader_at_ns"]) + w["wait_ns"] - int(kv["unlocked_at_ns"])
+        over.append(past)
+        if past <= 0:
+            bad.append("the wait ended %d ns before the module's unlock" % -past)
+    record(rec, devs)
+    if bad:
+        raise Fail("%s: %s" % (what, "; ".join(bad)))
+    return ("%s: reader <- queued writer %d (munmap, queued %s ns before) <- holder %d "
+            "(downgraded-read); each wait outlasted the module's hold by %s ns"
+            % (what, wtid, rng(devs), pid, rng(over)))
+
+
 def cmd_intervals(path, n, lo, hi, rec):
     ivs = [o.get("interval_s") for _, o in load(path)]
     ms = [round(v * 1000, 1) for v in ivs if isinstance(v, (int, float))]
@@ -358,6 +414,9 @@ def main(argv):
     elif cmd == "waits" and len(args) >= 2:
         pos, lo, hi, _, rec = opts(args)
         print(cmd_waits(pos[0], pos[1], lo, hi, rec))
+    elif cmd == "chain" and len(args) >= 2:
+        pos, lo, hi, _, rec = opts(args)
+        print(cmd_chain(pos[0], pos[1], lo, hi, rec))
     elif cmd == "intervals" and len(args) >= 2:
         pos, lo, hi, _, rec = opts(args)
         print(cmd_intervals(pos[0], int(pos[1]), lo, hi, rec))

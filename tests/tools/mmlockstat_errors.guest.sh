@@ -25,12 +25,6 @@ expect() {
 		fail "$name: want exit $rc and /$re/, got exit $got: $(head -n2 "$out/$name.err" | tr '\n' ' ')"
 	fi
 }
-# pycheck WHAT CHECK-ARGS...: one check by mmlockstat_check.py
-pycheck() {
-	local what=$1 msg
-	shift
-	if msg=$($CHECK "$@" 2>&1); then ok "$what: $msg"; else fail "$what: $msg"; fi
-}
 
 N_EXPECT=12 N_LOAD=1 N_HELP=2 N_TERM=3 N_TP=2 N_FULL=4 N_COMM=2 N_PID=2 N_PROM=4
 plan $((N_EXPECT + N_LOAD + N_HELP + N_TERM + N_TP + N_FULL + N_COMM + N_PID + N_PROM))

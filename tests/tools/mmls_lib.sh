@@ -53,3 +53,23 @@ mmls_run() {
 	[ "$TOOL_RC" = 0 ] || rc=1
 	return $rc
 }
+
+# pycheck WHAT CHECK-ARGS...: one check by mmlockstat_check.py
+pycheck() {
+	local what=$1 msg
+	shift
+	if msg=$($CHECK "$@" 2>&1); then ok "$what: $msg"; else fail "$what: $msg"; fi
+}
+
+# mmls_case CASE N "TOOL ARGS" HOLD-ARGS...: one mmls_run session; if it
+# failed, its N checks fail with the reason and the case is skipped
+# (returns 1), so the plan holds either way.
+mmls_case() {
+	local c=$1 n=$2 i
+	shift 2
+	mmls_run "$c" "$@" && return 0
+	for ((i = 0; i < n; i++)); do
+		fail "$c: mmlockstat ran (exit ${MMLS_RC:-none}): $(tail -n 2 "$out/$c.err" | tr '\n' ' ')"
+	done
+	return 1
+}
