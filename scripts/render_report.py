@@ -484,11 +484,12 @@ def behind(w):
     """'WHO behind HOLDER' of a top_waits entry, through the writer queued
     between them when there was one (readers do not pass it)."""
     hd, q = w.get("holder"), w.get("queued_writer")
-    via = " behind the queued writer %s, itself" % who(q) if q else ""
+    via = " behind the queued writer %s" % who(q) if q else ""
     if not hd:
         return "%s%s, holder not recorded" % (who(w), via)
-    return "%s%s behind %s's %s (%s phase)" % (who(w), via, hd.get("comm"),
-                                              hd.get("op"), hd.get("phase"))
+    return "%s%s%s behind %s's %s (%s phase)" % (
+        who(w), via, ", itself" if q else "", hd.get("comm"), hd.get("op"),
+        hd.get("phase"))
 
 
 def longest_wait(m, kind):

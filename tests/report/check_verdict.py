@@ -65,7 +65,7 @@ def check_behind(what, text, w):
     if q:
         task = ("a page fault of %s" % q["comm"] if q["op"] == "fault"
                 else "%s (%s)" % (q["comm"], q["op"]))
-        via = " behind the queued writer %s, itself" % task
+        via = " behind the queued writer %s" % task
         want(via in text, what + ": the queued writer between", text, via)
 
 
