@@ -473,6 +473,18 @@ static __always_inline void write_release(u64 lock)
 	bpf_map_delete_elem(&owners, &lock);
 }
 
+/* The current task's hold of @lock is over: forget it, and the lock's
+ * owner entry if that is still this task. */
+static __always_inline void hold_forget(u32 tid, u64 lock)
+{
+	struct holder *o;
+
+	bpf_map_delete_elem(&holds, &tid);
+	o = bpf_map_lookup_elem(&owners, &lock);
+	if (o && o->tid == tid)
+		bpf_map_delete_elem(&owners, &lock);
+}
+
 /* Default mode: will an end probe see the read phase of a downgrade by
  * holder @h end? Only inside the syscalls whose functions carry them (its
  * syscall was read when it took the lock). */
@@ -506,10 +518,7 @@ static __always_inline void write_downgrade(u64 lock)
 		 * return (a failed mremap() of the same task). End the hold
 		 * here. */
 		count(C_DG_UNTRACKED);
-		bpf_map_delete_elem(&holds, &tid);
-		o = bpf_map_lookup_elem(&owners, &lock);
-		if (o && o->tid == tid)
-			bpf_map_delete_elem(&owners, &lock);
+		hold_forget(tid, lock);
 		return;
 	}
 	h->phase = PHASE_DG_READ;
@@ -527,7 +536,7 @@ static __always_inline void write_downgrade(u64 lock)
 static __always_inline void downgraded_read_end(void)
 {
 	u32 tid = (u32)bpf_get_current_pid_tgid();
-	struct holder *h = bpf_map_lookup_elem(&holds, &tid), *o;
+	struct holder *h = bpf_map_lookup_elem(&holds, &tid);
 	u64 now, lock, rd, wr;
 
 	if (!h || h->phase != PHASE_DG_READ)
@@ -541,10 +550,7 @@ static __always_inline void downgraded_read_end(void)
 		hist_add(H_DG_READ, rd);
 		emit_hold(h, HOLD_DOWNGRADE, lock, now - h->start_ns, wr, rd);
 	}
-	bpf_map_delete_elem(&holds, &tid);
-	o = bpf_map_lookup_elem(&owners, &lock);
-	if (o && o->tid == tid)
-		bpf_map_delete_elem(&owners, &lock);
+	hold_forget(tid, lock);
 }
 
 SEC("fentry/down_write")
