@@ -106,7 +106,6 @@ holds() {
 	pycheck "$c: each $k hold's $f" holds "$out/$c.json" "$k" "$f" "$out/$c.hold" "$@" \
 		$(win "$w") --record "$SPREAD" "$c/$k.$f/$w"
 }
-get() { $CHECK get "$out/$1.json" "$2"; }
 
 W=(write:200 write:200 write:200 write:2000 write:2000 write:2000
    write:20000 write:20000 write:20000)

@@ -46,7 +46,6 @@ if [ ! -d /sys/kernel/debug/test_mmap_lock ] &&
 	abort "modprobe test_mmap_lock: $(head -n1 "$out/modprobe.err")"
 fi
 
-get() { $CHECK get "$out/$1.json" "$2"; }
 DG=(downgrade:1000:30000 downgrade:1000:31000)
 E=(-E full_proxy_write)
 

@@ -43,7 +43,6 @@ plan $((2 * N_DG + N_EX))
 [ -x "$TOOL" ] || abort "bpf/mmlockstat is built (make tools)"
 [ -x "$HOLD" ] || abort "tests/bin/mmls_hold is built (make -C tests/tools)"
 
-get() { $CHECK get "$out/$1.json" "$2"; }
 wall() { sed -n 's/.* wall_ns=\([0-9]*\).*/\1/p' "$out/$1.hold" | head -n1; }
 # rest NAME LABEL VALUE WINDOW: VALUE within WINDOW (MARGIN added)
 rest() {

@@ -32,8 +32,7 @@
  * CLOCK_MONOTONIC); for munmap: 0 and wall_ns is the syscall's duration.
  * reader_at_ns: when the reader's pread started (CLOCK_MONOTONIC),
  * reader_ns how long it took, reader_late_ns how far after its deadline
- * it started; 0 without -r. With -w the line goes on with
- * " writer_ns=N writer_at_ns=N": the writer's munmap, timed the same way.
+ * it started; 0 without -r.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -66,7 +65,6 @@ struct req {
 	unsigned long long write_ns, read_ns, wall_ns, reader_ns;
 	unsigned long long locked_at_ns, unlocked_at_ns, reader_at_ns;
 	long long reader_late_ns;
-	unsigned long long writer_ns, writer_at_ns;
 };
 
 static struct req reqs[MAX_REQ];
@@ -133,8 +131,6 @@ static void *poke(void *arg)
 		if (p->write) {
 			if (munmap(pool + (s - 1) * 4096UL, 4096))
 				perror("munmap");
-			r->writer_ns = now_ns() - t0;
-			r->writer_at_ns = t0;
 		} else {
 			if (pread(cmdline_fd, buf, sizeof(buf), 0) < 0)
 				perror("pread");
@@ -300,10 +296,6 @@ int main(int argc, char **argv)
 				r->wall_ns, r->reader_ns, r->locked_at_ns,
 				r->unlocked_at_ns, r->reader_at_ns,
 				r->reader_late_ns);
-		if (wr.delay_us > 0)
-			len += snprintf(outbuf + len - 1, sizeof(outbuf) - len + 1,
-					" writer_ns=%llu writer_at_ns=%llu\n",
-					r->writer_ns, r->writer_at_ns) - 1;
 	}
 	if (write(1, outbuf, len) != len)
 		return 1;

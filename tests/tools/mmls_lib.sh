@@ -54,6 +54,9 @@ mmls_run() {
 	return $rc
 }
 
+# get CASE EXPR: a value of the last object of $out/CASE.json
+get() { $CHECK get "$out/$1.json" "$2"; }
+
 # pycheck WHAT CHECK-ARGS...: one check by mmlockstat_check.py
 pycheck() {
 	local what=$1 msg
