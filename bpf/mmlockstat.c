@@ -3,6 +3,10 @@
  * mmlockstat: mmap_lock hold and wait histograms, with the write phase and
  * the read phase of downgraded holds (munmap, brk, mremap) kept apart, and
  * blame for the longest waits. See README.md and -h.
+ *
+ * This file: options, probe choice, open/load/attach, the top-N lists fed
+ * by the ring buffer, the sums of the BPF maps per interval, the main loop.
+ * Printing (text, JSON, /metrics) is in mmlockstat_output.c.
  */
 #include <argp.h>
 #include <errno.h>
@@ -13,37 +17,17 @@
 #include <string.h>
 #include <sys/syscall.h>
 #include <sys/utsname.h>
-#include <time.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include "mmlockstat.h"
 #include "mmlockstat.skel.h"
+#include "mmlockstat_output.h"
+#include "http_exporter.h"
 #include "trace_helpers.h"
 
-#define MAX_TOP		64
 #define MAX_READ_END	16
-
-/* JSON contract names (DESIGN.md section 5), in enum hist_id order. */
-static const char *const hist_names[NR_HISTS] = {
-	"write_hold", "read_hold", "downgrade_write_phase",
-	"downgrade_read_phase", "read_wait", "write_wait",
-	"write_acquire", "read_acquire", "vma_write_wait", "vma_fallback_wait",
-};
-
-static const char *const hist_help[NR_HISTS] = {
-	"mmap_lock held for write (to up_write or downgrade_write)",
-	"mmap_lock held for read (default mode: downgraded read phases only)",
-	"write phase of mmap_lock holds that were downgraded",
-	"read phase of mmap_lock holds that were downgraded",
-	"readers blocked on mmap_lock (contention slow path)",
-	"writers blocked on mmap_lock (contention slow path)",
-	"down_write on mmap_lock, entry to return (incl. fast path and spin)",
-	"blocking read acquisitions of mmap_lock, down_read* entry to return (trylocks not timed)",
-	"writers blocked in vma_start_write() on a VMA lock a page fault holds (per-VMA locks)",
-	"mmap_lock waits of user page faults that fell back from the VMA lock (per-VMA locks)",
-};
 
 static struct env {
 	pid_t pid;
@@ -231,14 +215,10 @@ static int libbpf_print_fn(enum libbpf_print_level level, const char *format,
 
 /* ---- top-N holds and waits --------------------------------------------- */
 
-struct top {
-	struct event ev[MAX_TOP];
-	int n;
-};
-
 static struct top top_holds, top_waits;
 static struct mmlockstat_bpf *obj;
 static struct ksyms *ksyms;
+static struct out_ctx out;	/* what the printers need: set once attached */
 
 static void set_thresh(int which, unsigned long long ns)
 {
@@ -285,119 +265,7 @@ static int handle_event(void *ctx, void *data, size_t size)
 	return 0;
 }
 
-/* ---- naming ------------------------------------------------------------ */
-
-static const char *op_name(int sysnr)
-{
-	switch (sysnr) {
-	case SYS_KTHREAD: return "kthread";
-	case SYS_FAULT: return "fault";
-	case 9: return "mmap";
-	case 10: return "mprotect";
-	case 11: return "munmap";
-	case 12: return "brk";
-	case 25: return "mremap";
-	case 28: return "madvise";
-	case 59: case 322: return "execve";
-	default: return "other";
-	}
-}
-
-static const char *phase_name(unsigned int phase)
-{
-	switch (phase) {
-	case PHASE_WRITE: return "write";
-	case PHASE_DG_READ: return "downgraded-read";
-	case PHASE_READ: return "read";
-	case PHASE_VMA_READ: return "vma-read";
-	default: return "none";
-	}
-}
-
-static const char *hold_kind_name(unsigned int sub)
-{
-	switch (sub) {
-	case HOLD_WRITE: return "write";
-	case HOLD_DOWNGRADE: return "downgrade";
-	case HOLD_READ: return "read";
-	default: return "?";
-	}
-}
-
-/* Kernel stack of @stackid without the BPF program and trampoline frames
- * on top; returns the number of frames. */
-static int read_stack(int stackid, __u64 *ips)
-{
-	int n = 0, skip = 0;
-
-	if (stackid < 0)
-		return 0;
-	if (bpf_map__lookup_elem(obj->maps.stacks, &stackid, sizeof(stackid),
-				 ips, STACK_DEPTH * sizeof(__u64), 0))
-		return 0;
-	while (n < STACK_DEPTH && ips[n])
-		n++;
-	while (skip < n) {
-		const struct ksym *s = ksyms__map_addr(ksyms, ips[skip]);
-
-		if (!s || (strncmp(s->name, "bpf_prog_", 9) &&
-			   strncmp(s->name, "bpf_trampoline_", 15) &&
-			   strcmp(s->name, "kretprobe_trampoline") &&
-			   strcmp(s->name, "__kretprobe_trampoline")))
-			break;
-		skip++;
-	}
-	memmove(ips, ips + skip, (n - skip) * sizeof(*ips));
-	return n - skip;
-}
-
-static const char *ksym_name(__u64 ip, char *buf, size_t len)
-{
-	const struct ksym *s = ksyms__map_addr(ksyms, ip);
-
-	if (!s)
-		snprintf(buf, len, "0x%llx", (unsigned long long)ip);
-	else
-		snprintf(buf, len, "%s+0x%llx", s->name,
-			 (unsigned long long)(ip - s->addr));
-	return buf;
-}
-
-static void print_stack_text(int stackid, const char *indent)
-{
-	__u64 ips[STACK_DEPTH];
-	char b[128];
-	int n = read_stack(stackid, ips);
-
-	if (!n) {
-		printf("%s[stack unavailable]\n", indent);
-		return;
-	}
-	for (int i = 0; i < n; i++)
-		printf("%s%s\n", indent, ksym_name(ips[i], b, sizeof(b)));
-}
-
-static void json_stack(struct jw *w, int stackid)
-{
-	__u64 ips[STACK_DEPTH];
-	char b[128];
-	int n = read_stack(stackid, ips);
-
-	jw_key(w, "stack");
-	jw_arr_open(w);
-	for (int i = 0; i < n; i++)
-		jw_str(w, ksym_name(ips[i], b, sizeof(b)));
-	jw_arr_close(w);
-}
-
 /* ---- snapshots ---------------------------------------------------------- */
-
-struct snap {
-	struct hist h[NR_HISTS];
-	unsigned long long max[NR_HISTS];
-	unsigned long long c[NR_COUNTERS];
-	unsigned long long open_reads;	/* --full: read holds not ended yet */
-};
 
 static struct snap prev;	/* cumulative at the last print */
 static unsigned long long prev_ns, start_ns;
@@ -496,269 +364,6 @@ static void delta(struct snap *d, const struct snap *cur, const struct snap *old
 /* The kernel has per-VMA locks we can trace (6.4 to 6.14) */
 static bool vma_avail;
 
-static bool hist_shown(int i)
-{
-	if (i == H_VMA_WRITE_WAIT || i == H_VMA_FALLBACK_WAIT)
-		return vma_avail;
-	return env.full || i != H_READ_ACQUIRE;
-}
-
-static const char *wait_type_name(const struct event *e)
-{
-	switch (e->sub) {
-	case WAIT_WRITE: return "write";
-	case WAIT_VMA_WRITE: return "vma-write";
-	default: return "read";
-	}
-}
-
-/* ---- output ------------------------------------------------------------ */
-
-static void print_text(const struct snap *d, double secs)
-{
-	char t[32], b1[32], b2[32], b3[32], b4[32];
-	time_t now = time(NULL);
-	bool any = false;
-
-	strftime(t, sizeof(t), "%H:%M:%S", localtime(&now));
-	printf("\n%s  mmap_lock over %.2fs  drops %llu  unended-read-phases %llu"
-	       "  untracked-downgrades %llu\n",
-	       t, secs, d->c[C_DROP_RINGBUF] + d->c[C_DROP_MAP],
-	       d->c[C_UNENDED], d->c[C_DG_UNTRACKED]);
-	if (env.full && d->c[C_LEFT_MM_UNTIMED])
-		printf("warning: %llu read hold(s) released after exec/exit left the mm, "
-		       "on another CPU: not timed\n", d->c[C_LEFT_MM_UNTIMED]);
-	if (vma_avail)
-		printf("per-VMA locks: %llu user page faults took a VMA lock, %llu went on to mmap_lock\n",
-		       d->c[C_VMA_FAULTS], d->c[C_VMA_FALLBACKS]);
-	for (int i = 0; i < NR_HISTS; i++) {
-		const struct hist *h = &d->h[i];
-
-		if (!hist_shown(i) || !h->count)
-			continue;
-		any = true;
-		printf("\n%s: count %llu  sum %s  max %s  p50 %s  p99 %s\n",
-		       hist_names[i], h->count, fmt_ns(b1, sizeof(b1), h->sum),
-		       fmt_ns(b2, sizeof(b2), d->max[i]),
-		       fmt_ns(b3, sizeof(b3), log2_quantile(h->slots, MAX_SLOTS, 0.5, d->max[i])),
-		       fmt_ns(b4, sizeof(b4), log2_quantile(h->slots, MAX_SLOTS, 0.99, d->max[i])));
-		print_log2_hist(stdout, h->slots, MAX_SLOTS, "nsecs");
-	}
-	if (!any)
-		printf("no mmap_lock holds or waits seen\n");
-
-	if (top_holds.n) {
-		printf("\nLongest holds:\n  %-10s %-10s %-10s %-9s %-7s %-16s %s\n",
-		       "TOTAL", "WRITE", "READ", "KIND", "PID", "COMM", "OP");
-		for (int i = 0; i < top_holds.n; i++) {
-			const struct event *e = &top_holds.ev[i];
-
-			printf("  %-10s %-10s %-10s %-9s %-7u %-16s %s\n",
-			       fmt_ns(b1, sizeof(b1), e->total_ns),
-			       fmt_ns(b2, sizeof(b2), e->write_ns),
-			       fmt_ns(b3, sizeof(b3), e->read_ns),
-			       hold_kind_name(e->sub), e->pid, e->comm,
-			       op_name(e->sysnr));
-			if (env.stacks)
-				print_stack_text(e->stackid, "        ");
-		}
-	}
-	if (top_waits.n) {
-		printf("\nLongest waits (holder = who held the lock when the wait began):\n"
-		       "  %-10s %-9s %-7s %-16s %-6s <- HOLDER %-7s %-16s %-8s %s\n",
-		       "WAIT", "TYPE", "PID", "COMM", "OP", "PID", "COMM", "OP", "PHASE");
-		for (int i = 0; i < top_waits.n; i++) {
-			const struct event *e = &top_waits.ev[i];
-
-			printf("  %-10s %-9s %-7u %-16s %-6s <- ",
-			       fmt_ns(b1, sizeof(b1), e->total_ns),
-			       e->vma_fallback ? "read(vma)" : wait_type_name(e),
-			       e->pid, e->comm, op_name(e->sysnr));
-			if (e->has_holder)
-				printf("HOLDER %-7u %-16s %-8s %s\n", e->holder.pid,
-				       e->holder.comm, op_name(e->holder.sysnr),
-				       phase_name(e->holder.phase));
-			else
-				printf("unknown (reader or untracked)\n");
-			/* readers do not pass a queued writer: the chain */
-			if (e->has_queued)
-				printf("  %-10s %-9s via queued writer %u/%u %s (%s), "
-				       "queued %s before: it waits for the holder, "
-				       "the reader for both\n", "", "",
-				       e->queued.pid, e->queued.tid, e->queued.comm,
-				       op_name(e->queued.sysnr),
-				       fmt_ns(b1, sizeof(b1), e->queued.since_ns));
-			if (env.stacks) {
-				print_stack_text(e->stackid, "        ");
-				if (e->has_holder) {
-					printf("      holder acquired at:\n");
-					print_stack_text(e->holder.stackid, "        ");
-				}
-			}
-		}
-	}
-	fflush(stdout);
-}
-
-static void json_holder(struct jw *w, const struct holder *h)
-{
-	jw_obj_open(w);
-	jw_ku64(w, "pid", h->pid);
-	jw_ku64(w, "tid", h->tid);
-	jw_kstr(w, "comm", h->comm);
-	jw_kstr(w, "op", op_name(h->sysnr));
-	jw_ki64(w, "syscall", h->sysnr);
-	jw_kstr(w, "phase", phase_name(h->phase));
-	if (env.stacks)
-		json_stack(w, h->stackid);
-	jw_obj_close(w);
-}
-
-static void print_json(const struct snap *d, double secs)
-{
-	struct jw w;
-
-	jw_init(&w, stdout);
-	jw_obj_open(&w);
-	jw_ku64(&w, "schema", 1);
-	jw_kstr(&w, "tool", "mmlockstat");
-	jw_kstr(&w, "kernel", kernel_release);
-	jw_kdouble(&w, "interval_s", secs);
-	jw_ku64(&w, "ts", (unsigned long long)time(NULL));
-	jw_kstr(&w, "mode", env.full ? "full" : "default");
-	jw_kstr(&w, "probes", probe_kind);
-	if (env.full)
-		jw_kstr(&w, "read_probes", env.kprobes ? "tracepoint" :
-					   read_tp ? "tp_btf" : "fentry");
-	if (env.full)
-		jw_kstr(&w, "tracepoint_memcg",
-			d->c[C_TP_MEMCG_ID] ? "id" :
-			d->c[C_TP_MEMCG_PATH] ? "path" :
-			tp_memcg ? tp_memcg : "unknown");
-	jw_key(&w, "filter");
-	jw_obj_open(&w);
-	if (env.pid)
-		jw_ku64(&w, "pid", env.pid);
-	if (env.filter_comm)
-		jw_kstr(&w, "comm", env.comm);
-	jw_obj_close(&w);
-
-	jw_key(&w, "histograms");
-	jw_obj_open(&w);
-	for (int i = 0; i < NR_HISTS; i++) {
-		const struct hist *h = &d->h[i];
-
-		if (!hist_shown(i))
-			continue;
-		jw_key(&w, hist_names[i]);
-		jw_obj_open(&w);
-		jw_kstr(&w, "unit", "ns");
-		jw_ku64(&w, "count", h->count);
-		jw_ku64(&w, "sum", h->sum);
-		jw_ku64(&w, "max", d->max[i]);
-		jw_ku64(&w, "p50", log2_quantile(h->slots, MAX_SLOTS, 0.5, d->max[i]));
-		jw_ku64(&w, "p99", log2_quantile(h->slots, MAX_SLOTS, 0.99, d->max[i]));
-		jw_key(&w, "buckets");
-		jw_arr_open(&w);
-		for (int j = 0; j < MAX_SLOTS; j++) {
-			if (!h->slots[j])
-				continue;
-			jw_obj_open(&w);
-			jw_ku64(&w, "le", log2_slot_high(j));
-			jw_ku64(&w, "count", h->slots[j]);
-			jw_obj_close(&w);
-		}
-		jw_arr_close(&w);
-		jw_obj_close(&w);
-	}
-	jw_obj_close(&w);
-
-	jw_key(&w, "top_holds");
-	jw_arr_open(&w);
-	for (int i = 0; i < top_holds.n; i++) {
-		const struct event *e = &top_holds.ev[i];
-
-		jw_obj_open(&w);
-		jw_kstr(&w, "kind", hold_kind_name(e->sub));
-		jw_ku64(&w, "total_ns", e->total_ns);
-		jw_ku64(&w, "write_ns", e->write_ns);
-		jw_ku64(&w, "read_ns", e->read_ns);
-		jw_ku64(&w, "pid", e->pid);
-		jw_ku64(&w, "tid", e->tid);
-		jw_kstr(&w, "comm", e->comm);
-		jw_kstr(&w, "op", op_name(e->sysnr));
-		jw_ki64(&w, "syscall", e->sysnr);
-		if (env.stacks)
-			json_stack(&w, e->stackid);
-		jw_obj_close(&w);
-	}
-	jw_arr_close(&w);
-
-	jw_key(&w, "top_waits");
-	jw_arr_open(&w);
-	for (int i = 0; i < top_waits.n; i++) {
-		const struct event *e = &top_waits.ev[i];
-
-		jw_obj_open(&w);
-		jw_kstr(&w, "type", wait_type_name(e));
-		if (vma_avail) {
-			jw_key(&w, "vma_fallback");
-			jw_bool(&w, e->vma_fallback);
-		}
-		jw_ku64(&w, "wait_ns", e->total_ns);
-		jw_ku64(&w, "pid", e->pid);
-		jw_ku64(&w, "tid", e->tid);
-		jw_kstr(&w, "comm", e->comm);
-		jw_kstr(&w, "op", op_name(e->sysnr));
-		jw_ki64(&w, "syscall", e->sysnr);
-		if (env.stacks)
-			json_stack(&w, e->stackid);
-		jw_key(&w, "holder");
-		if (e->has_holder)
-			json_holder(&w, &e->holder);
-		else
-			jw_null(&w);
-		jw_key(&w, "queued_writer");
-		if (e->has_queued) {
-			jw_obj_open(&w);
-			jw_ku64(&w, "pid", e->queued.pid);
-			jw_ku64(&w, "tid", e->queued.tid);
-			jw_kstr(&w, "comm", e->queued.comm);
-			jw_kstr(&w, "op", op_name(e->queued.sysnr));
-			jw_ki64(&w, "syscall", e->queued.sysnr);
-			jw_ku64(&w, "queued_before_ns", e->queued.since_ns);
-			jw_obj_close(&w);
-		} else {
-			jw_null(&w);
-		}
-		jw_obj_close(&w);
-	}
-	jw_arr_close(&w);
-
-	jw_key(&w, "vma_locks");
-	jw_obj_open(&w);
-	jw_key(&w, "available");
-	jw_bool(&w, vma_avail);
-	if (vma_avail) {
-		jw_ku64(&w, "faults", d->c[C_VMA_FAULTS]);
-		jw_ku64(&w, "fallbacks", d->c[C_VMA_FALLBACKS]);
-	}
-	jw_obj_close(&w);
-	jw_ku64(&w, "drops", d->c[C_DROP_RINGBUF] + d->c[C_DROP_MAP]);
-	jw_ku64(&w, "drops_ringbuf", d->c[C_DROP_RINGBUF]);
-	jw_ku64(&w, "drops_map", d->c[C_DROP_MAP]);
-	jw_ku64(&w, "unended_read_phases", d->c[C_UNENDED]);
-	jw_ku64(&w, "untracked_downgrades", d->c[C_DG_UNTRACKED]);
-	if (env.full) {
-		jw_ku64(&w, "read_holds_left_mm", d->c[C_LEFT_MM]);
-		jw_ku64(&w, "read_holds_left_mm_untimed", d->c[C_LEFT_MM_UNTIMED]);
-		jw_ku64(&w, "read_holds_open", d->open_reads);
-	}
-	jw_obj_close(&w);
-	putchar('\n');
-	fflush(stdout);
-}
-
 static void print_period(void)
 {
 	struct snap cur, d;
@@ -769,9 +374,9 @@ static void print_period(void)
 	read_snap(&cur, true);
 	delta(&d, &cur, &prev);
 	if (env.json)
-		print_json(&d, secs);
+		print_json(&out, &d, secs, &top_holds, &top_waits);
 	else
-		print_text(&d, secs);
+		print_text(&out, &d, secs, &top_holds, &top_waits);
 	prev = cur;
 	prev_ns = now;
 	top_reset();
@@ -782,12 +387,12 @@ static void print_period(void)
  * in the poll interval in which the mode changed may be counted under
  * either). "native": the kernel has no such sysctl (upstream downgrade). */
 #define MODE_POLL_NS	200000000ULL
-static const char *const mode_names[] = {
-	"exclusive", "downgrade", "section", "native", "unknown",
+static struct mode_snap by_mode[] = {
+	{ "exclusive" }, { "downgrade" }, { "section" }, { "native" },
+	{ "unknown" },
 };
-#define NR_MODES	(sizeof(mode_names) / sizeof(mode_names[0]))
-static struct snap by_mode[NR_MODES], mode_prev;
-static bool mode_seen[NR_MODES];
+#define NR_MODES	(sizeof(by_mode) / sizeof(by_mode[0]))
+static struct snap mode_prev;
 static unsigned long long mode_polled;
 
 static int current_mode(void)
@@ -802,7 +407,7 @@ static int current_mode(void)
 	fclose(f);
 	buf[strcspn(buf, "\n")] = '\0';
 	for (int i = 0; i < 3; i++)
-		if (!strcmp(buf, mode_names[i]))
+		if (!strcmp(buf, by_mode[i].name))
 			return i;
 	return 4;
 }
@@ -816,48 +421,18 @@ static void mode_poll(void)
 	read_snap(&cur, false);
 	delta(&d, &cur, &mode_prev);
 	mode_prev = cur;
-	m = &by_mode[mode];
+	m = &by_mode[mode].s;
 	for (int i = 0; i < NR_HISTS; i++)
 		hist_acc(&m->h[i], &d.h[i]);
-	mode_seen[mode] = true;
+	by_mode[mode].seen = true;
 	mode_polled = mono_ns();
 }
 
-static void prom_body(FILE *f, void *ctx)
+/* --prometheus: http_serve_pending()'s body callback */
+static void serve_metrics(FILE *f, void *ctx)
 {
-	struct snap cur;
-	char name[96], labels[32];
-
 	mode_poll();
-	cur = mode_prev;
-	for (int i = 0; i < NR_HISTS; i++) {
-		const char *help = hist_help[i];
-
-		if (!hist_shown(i))
-			continue;
-		snprintf(name, sizeof(name), "mmap_lock_%s", hist_names[i]);
-		for (size_t m = 0; m < NR_MODES; m++) {
-			if (!mode_seen[m])
-				continue;
-			snprintf(labels, sizeof(labels), "mode=\"%s\"", mode_names[m]);
-			prom_log2_hist_seconds(f, name, help, labels,
-					       by_mode[m].h[i].slots, MAX_SLOTS,
-					       by_mode[m].h[i].sum);
-			help = NULL;
-		}
-	}
-	prom_counter(f, "mmap_lock_drops_total",
-		     "events or holds lost (ring buffer or map full)",
-		     cur.c[C_DROP_RINGBUF] + cur.c[C_DROP_MAP]);
-	prom_counter(f, "mmap_lock_unended_read_phases_total",
-		     "downgraded read phases whose end was not seen",
-		     cur.c[C_UNENDED]);
-	prom_counter(f, "mmap_lock_untracked_downgrades_total",
-		     "downgrades outside munmap/brk/mremap: read phase not timed",
-		     cur.c[C_DG_UNTRACKED]);
-	prom_gauge(f, "mmap_lock_exporter_uptime_seconds",
-		   "seconds since mmlockstat attached",
-		   (mono_ns() - start_ns) / 1e9);
+	prom_body(f, &out, by_mode, NR_MODES, &mode_prev);
 }
 
 /* ---- probes ------------------------------------------------------------ */
@@ -1293,6 +868,21 @@ int main(int argc, char **argv)
 	signal(SIGTERM, sig_handler);
 
 	start_ns = prev_ns = mono_ns();
+	out = (struct out_ctx){
+		.pid = env.pid,
+		.comm = env.filter_comm ? env.comm : NULL,
+		.full = env.full,
+		.stacks = env.stacks,
+		.vma_avail = vma_avail,
+		.kernel = kernel_release,
+		.probes = probe_kind,
+		.read_probes = env.kprobes ? "tracepoint" :
+			       read_tp ? "tp_btf" : "fentry",
+		.tp_memcg = tp_memcg,
+		.start_ns = start_ns,
+		.stack_map = obj->maps.stacks,
+		.ksyms = ksyms,
+	};
 	memset(&prev, 0, sizeof(prev));	/* first period counts from load */
 	if (env.interval)
 		next_print = start_ns + env.interval * 1e9;
@@ -1319,7 +909,7 @@ int main(int argc, char **argv)
 		if (lfd >= 0 && now - mode_polled >= MODE_POLL_NS)
 			mode_poll();
 		if (lfd >= 0)
-			http_serve_pending(lfd, prom_body, NULL);
+			http_serve_pending(lfd, serve_metrics, NULL);
 		if (env.pid && now - last_pid_check > 1000000000ULL) {
 			last_pid_check = now;
 			if (kill(env.pid, 0) && errno == ESRCH) {

@@ -18,7 +18,7 @@
 #define STACK_DEPTH	24
 
 /* Histogram names are the JSON contract (DESIGN.md section 5): keep order in
- * step with hist_names[] in mmlockstat.c. */
+ * step with hist_names[] in mmlockstat_output.c. */
 enum hist_id {
 	H_WRITE_HOLD = 0,	/* every write-mode span: up_write or downgrade */
 	H_READ_HOLD,		/* read-mode spans (default mode: downgraded only) */
