@@ -20,6 +20,15 @@
 #ifndef ENOSYS
 #define ENOSYS		38
 #endif
+#ifndef E2BIG
+#define E2BIG		7
+#endif
+#ifndef ENOMEM
+#define ENOMEM		12
+#endif
+#ifndef EEXIST
+#define EEXIST		17
+#endif
 
 /* Address of mm->mmap_lock (CO-RE: the offset comes from the running
  * kernel's BTF); 0 for a NULL mm. */

@@ -12,7 +12,11 @@
  *   a downgrade in any other syscall or in a fault (a module, exec, stack
  *   expansion) has no such end: its hold ends at the downgrade, its write
  *   phase measured, its read phase untimed and counted (C_DG_UNTRACKED);
- *   tp_btf lock:contention_begin/end: read and write waits (slow path).
+ *   tp_btf lock:contention_begin/end: read and write waits (slow path);
+ *   fentry exit_mmap: forgets a dead mm's lock.
+ * State lives in plain hash maps, not LRU ones: a full map refuses a new
+ * entry and the loss is counted (C_DROP_MAP), where an LRU map would
+ * evict a tracked hold and say nothing.
  * --full adds every read hold and drops the kretprobes: tp_btf on the
  *   mmap_lock tracepoints when they carry memcg_id (0002), else fexit
  *   down_read_trylock (ret == 1), fexit down_read, down_read_killable,
@@ -94,7 +98,7 @@ struct {
 
 /* tid -> the write hold it is in (write or downgraded-read phase) */
 struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, MAX_TASKS);
 	__type(key, u32);
 	__type(value, struct holder);
@@ -102,7 +106,7 @@ struct {
 
 /* lock address -> its write (or downgraded) holder: blame for waiters */
 struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, MAX_LOCKS);
 	__type(key, u64);
 	__type(value, struct holder);
@@ -111,7 +115,7 @@ struct {
 /* mmap_lock addresses seen by the write side: lets a remote waiter (a `ps`
  * reading /proc/PID/cmdline) be recognised */
 struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, MAX_LOCKS);
 	__type(key, u64);
 	__type(value, u8);
@@ -124,7 +128,7 @@ struct wacq {
 
 /* tid -> down_write*() entry */
 struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, MAX_TASKS);
 	__type(key, u32);
 	__type(value, struct wacq);
@@ -144,7 +148,7 @@ struct wait {
 /* lock address -> the first writer still waiting for it: the link between
  * a blocked reader and the (reader) holder it cannot share the lock with */
 struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, MAX_LOCKS);
 	__type(key, u64);
 	__type(value, struct qwriter);
@@ -153,7 +157,7 @@ struct {
 #define W_VMA	(1U << 31)	/* a VMA lock, not mmap_lock */
 
 struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, MAX_TASKS);
 	__type(key, u32);
 	__type(value, struct wait);
@@ -174,7 +178,7 @@ struct rhold {
 
 /* --full: (tid, lock) -> read acquisition / hold */
 struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, MAX_TASKS);
 	__type(key, struct rkey);
 	__type(value, struct rhold);
@@ -251,6 +255,24 @@ static __always_inline void count(u32 id)
 
 	if (c)
 		__sync_fetch_and_add(c, 1);
+}
+
+/* Insert or update: a map that is full (or whose bucket is busy on this
+ * CPU: another program of ours interrupted) refuses a new key, and that
+ * hold or wait is not tracked. Count it; -EEXIST (BPF_NOEXIST) is not a
+ * loss. The maps are plain hashes, not LRU: an LRU map would evict a
+ * tracked entry instead, silently. */
+static __always_inline int map_put(void *map, const void *key,
+				   const void *val, u64 flags)
+{
+	/* an int: the helper's error can come back zero-extended */
+	int err = (int)bpf_map_update_elem(map, key, val, flags);
+
+	if (err == -E2BIG || err == -ENOMEM)
+		count(C_DROP_MAP);
+	else if (err && err != -EEXIST)
+		count(C_DROP_BUSY);
+	return err;
 }
 
 static __always_inline void hist_put(struct hist *h, u64 *max, u64 ns)
@@ -415,7 +437,7 @@ static __always_inline void write_enter(u64 lock)
 
 	if (lock != current_mmap_lock())
 		return;
-	bpf_map_update_elem(&wacqs, &tid, &a, BPF_ANY);
+	map_put(&wacqs, &tid, &a, BPF_ANY);
 }
 
 static __always_inline void write_acquired(void *ctx, u64 lock, bool ok)
@@ -435,7 +457,7 @@ static __always_inline void write_acquired(void *ctx, u64 lock, bool ok)
 	if (!ok)
 		return;
 
-	bpf_map_update_elem(&mmlocks, &lock, &one, BPF_ANY);
+	map_put(&mmlocks, &lock, &one, BPF_ANY);
 	/* A write acquisition proves every earlier holder is gone: a
 	 * downgraded read phase whose end we did not see is closed here. */
 	prev = bpf_map_lookup_elem(&owners, &lock);
@@ -449,9 +471,8 @@ static __always_inline void write_acquired(void *ctx, u64 lock, bool ok)
 		}
 	}
 	fill_holder(&h, ctx, now, PHASE_WRITE);
-	if (bpf_map_update_elem(&holds, &tid, &h, BPF_ANY))
-		count(C_DROP_MAP);
-	bpf_map_update_elem(&owners, &lock, &h, BPF_ANY);
+	map_put(&holds, &tid, &h, BPF_ANY);
+	map_put(&owners, &lock, &h, BPF_ANY);
 }
 
 static __always_inline void write_release(u64 lock)
@@ -460,8 +481,14 @@ static __always_inline void write_release(u64 lock)
 	struct holder *h = bpf_map_lookup_elem(&holds, &tid);
 	u64 now, d;
 
-	if (!h || h->phase != PHASE_WRITE ||
-	    lock != current_mmap_lock())
+	if (!h) {
+		/* its start was not seen: taken before we attached, or
+		 * its entry was refused (counted there too) */
+		if (lock == current_mmap_lock())
+			count(C_NO_START);
+		return;
+	}
+	if (h->phase != PHASE_WRITE || lock != current_mmap_lock())
 		return;
 	now = bpf_ktime_get_ns();
 	d = now - h->start_ns;
@@ -679,6 +706,31 @@ int BPF_KPROBE(kp_downgrade_write_entry, struct rw_semaphore *sem)
 	return 0;
 }
 
+/* An mm is torn down: forget its lock (the next mm may get its address).
+ * The maps are plain hashes: nothing else would ever remove these. */
+static __always_inline void mm_gone(struct mm_struct *mm)
+{
+	u64 l = mm_lock_addr(mm);
+
+	bpf_map_delete_elem(&mmlocks, &l);
+	bpf_map_delete_elem(&owners, &l);
+	bpf_map_delete_elem(&qwriters, &l);
+}
+
+SEC("fentry/exit_mmap")
+int BPF_PROG(exit_mmap_entry, struct mm_struct *mm)
+{
+	mm_gone(mm);
+	return 0;
+}
+
+SEC("kprobe/exit_mmap")
+int BPF_KPROBE(kp_exit_mmap_entry, struct mm_struct *mm)
+{
+	mm_gone(mm);
+	return 0;
+}
+
 /* ---- waits --------------------------------------------------------- */
 
 /* --full (fentry): a writer waits with no write owner: blame a reader of
@@ -779,7 +831,7 @@ int BPF_PROG(contention_begin, void *lock, unsigned int flags)
 		bpf_get_current_comm(q.comm, sizeof(q.comm));
 		/* the first one queued stays (FIFO: later readers queue
 		 * behind it) */
-		bpf_map_update_elem(&qwriters, &l, &q, BPF_NOEXIST);
+		map_put(&qwriters, &l, &q, BPF_NOEXIST);
 	} else if (flags & LCB_F_READ) {
 		struct qwriter *q = bpf_map_lookup_elem(&qwriters, &l);
 
@@ -789,8 +841,7 @@ int BPF_PROG(contention_begin, void *lock, unsigned int flags)
 			w.queued.since_ns = w.ts - q->since_ns;
 		}
 	}
-	if (bpf_map_update_elem(&waits, &tid, &w, BPF_ANY))
-		count(C_DROP_MAP);
+	map_put(&waits, &tid, &w, BPF_ANY);
 	return 0;
 }
 
@@ -805,7 +856,12 @@ int BPF_PROG(contention_end, void *lock, int ret)
 	struct event *e;
 	u64 d;
 
-	if (!w || w->lock != (u64)lock)
+	if (!w) {
+		if (is_current_mmap_lock(lock))
+			count(C_NO_START);
+		return 0;
+	}
+	if (w->lock != (u64)lock)
 		return 0;
 	if ((w->flags & LCB_F_WRITE) && !(w->flags & W_VMA)) {
 		struct qwriter *q = bpf_map_lookup_elem(&qwriters, &w->lock);
@@ -973,8 +1029,7 @@ int tp_start_locking(struct trace_event_raw_mmap_lock *ctx)
 	k.lock = mm_lock_addr(BPF_CORE_READ(ctx, mm));
 	r.acq_ts = bpf_ktime_get_ns();
 	r.stackid = -1;
-	if (bpf_map_update_elem(&rholds, &k, &r, BPF_ANY))
-		count(C_DROP_MAP);
+	map_put(&rholds, &k, &r, BPF_ANY);
 	return 0;
 }
 
@@ -1012,11 +1067,11 @@ int tp_acquire_returned(struct trace_event_raw_mmap_lock_acquire_returned *ctx)
 	r->ts = now;
 	r->sysnr = current_sysnr();
 	r->stackid = stack_id(ctx);
-	bpf_map_update_elem(&mmlocks, &k.lock, &one, BPF_ANY);
+	map_put(&mmlocks, &k.lock, &one, BPF_ANY);
 	/* Blame for writers queued behind readers: remember one reader. */
 	if (!bpf_map_lookup_elem(&owners, &k.lock)) {
 		fill_holder(&o, ctx, now, PHASE_READ);
-		bpf_map_update_elem(&owners, &k.lock, &o, BPF_NOEXIST);
+		map_put(&owners, &k.lock, &o, BPF_NOEXIST);
 	}
 	return 0;
 }

@@ -40,6 +40,7 @@ static struct env {
 	int top;
 	bool full;
 	bool kprobes;
+	int map_entries;
 	const char *prom;
 	const char *read_end[MAX_READ_END];
 	int nr_read_end;
@@ -77,8 +78,13 @@ const char argp_program_doc[] =
 "mmap_lock tracepoints through perf (on stock 6.1 they format a memcg path\n"
 "per event: +75-87 %).\n"
 "\n"
+"Nothing is lost silently: events the tool could not record are counted per\n"
+"cause (a full map, the ring buffer full, kprobe misses, programs skipped\n"
+"for recursion, ends whose start was not seen) in JSON \"drops\" and a\n"
+"warning line in the text output.\n"
+"\n"
 "USAGE: mmlockstat [-p PID] [-c COMM] [-i SEC] [-d SEC] [-j] [-s] [--full]\n"
-"                  [--prometheus ADDR:PORT] [-E FUNC] [-v]\n"
+"                  [--prometheus ADDR:PORT] [-E FUNC] [--map-entries N] [-v]\n"
 "\v"
 "EXAMPLES:\n"
 "    mmlockstat                 # trace until Ctrl-C, then print histograms\n"
@@ -88,6 +94,7 @@ const char argp_program_doc[] =
 "    mmlockstat --full -d 5     # every read hold too\n"
 "    mmlockstat --prometheus :9464  # serve /metrics on 127.0.0.1:9464\n"
 "    mmlockstat -E tml_hold_write   # also end read phases at this return\n"
+"    mmlockstat --map-entries 64    # small maps (a test of drops.map_full)\n"
 "\n"
 "Exit status: 0 ok, 1 runtime error, 2 bad usage.\n";
 
@@ -95,7 +102,10 @@ enum {
 	OPT_FULL = 0x100,
 	OPT_PROM,
 	OPT_KPROBES,
+	OPT_MAP_ENTRIES,
 };
+
+#define MAX_MAP_ENTRIES	(1 << 20)
 
 static const struct argp_option opts[] = {
 	{ "pid", 'p', "PID", 0, "Trace this process: its holds and waits, and waits behind its holds", 0 },
@@ -109,6 +119,7 @@ static const struct argp_option opts[] = {
 	{ "prometheus", OPT_PROM, "ADDR:PORT", 0, "Serve /metrics (ADDR defaults to 127.0.0.1)", 0 },
 	{ "read-end", 'E', "FUNC", 0, "Also end downgraded read phases at FUNC's return (repeatable; then every downgrade stays open until an end probe)", 0 },
 	{ "kprobes", OPT_KPROBES, NULL, 0, "Use kprobes instead of fentry/fexit", 0 },
+	{ "map-entries", OPT_MAP_ENTRIES, "N", 0, "Entries of each map of holds, waits and locks (default: 10240 per task, 4096 per lock; a full map's losses are counted in drops.map_full)", 0 },
 	{ "verbose", 'v', NULL, 0, "All of libbpf's messages (else its warnings only if loading fails)", 0 },
 	{ NULL, 'h', NULL, OPTION_HIDDEN, "Show the full help", 0 },
 	{},
@@ -180,6 +191,14 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_KPROBES:
 		env.kprobes = true;
+		break;
+	case OPT_MAP_ENTRIES:
+		errno = 0;
+		v = strtol(arg, &end, 10);
+		if (errno || end == arg || *end || v < 1 || v > MAX_MAP_ENTRIES)
+			argp_error(state, "invalid --map-entries '%s': 1 to %d",
+				   arg, MAX_MAP_ENTRIES);
+		env.map_entries = v;
 		break;
 	case 'v':
 		env.verbose = true;
@@ -286,6 +305,58 @@ static void hist_acc(struct hist *dst, const struct hist *src)
 	dst->sum += src->sum;
 }
 
+/* bpf_link_info of a kprobe perf link as 6.7+ fills it (the installed
+ * uapi header may predate it): perf_event.kprobe.missed counts the
+ * handler runs the kernel skipped (another kprobe running on that CPU,
+ * or, for a kretprobe, no free instance: maxactive tasks in the
+ * function). Older kernels leave it zero, type included. */
+struct kprobe_link_info {
+	__u32 type, id, prog_id, pad;
+	__u32 pe_type, pe_pad;
+	__u64 func_name;
+	__u32 name_len, offset;
+	__u64 addr, missed, cookie;
+};
+#define PERF_EVENT_KPROBE	3	/* enum bpf_perf_event_type */
+#define PERF_EVENT_KRETPROBE	4
+
+#define MAX_KP_LINKS	64
+static struct bpf_link *kp_links[MAX_KP_LINKS];
+static int nr_kp_links;
+
+/* What the kernel lost of ours: kprobe misses (where it reports them) and
+ * recursion misses (a program not run because one of ours was running on
+ * that CPU: bpf_prog_info.recursion_misses, 5.12+). Cumulative. */
+static void read_losses(struct snap *s)
+{
+	struct bpf_program *p;
+
+	for (int i = 0; i < nr_kp_links; i++) {
+		struct kprobe_link_info li;
+		__u32 len = sizeof(li);
+
+		memset(&li, 0, sizeof(li));
+		if (bpf_obj_get_info_by_fd(bpf_link__fd(kp_links[i]), &li, &len))
+			continue;
+		if (li.pe_type != PERF_EVENT_KPROBE &&
+		    li.pe_type != PERF_EVENT_KRETPROBE)
+			continue;
+		s->kp_missed_known = true;
+		s->kp_missed += li.missed;
+	}
+	bpf_object__for_each_program(p, obj->obj) {
+		struct bpf_prog_info pi;
+		__u32 len = sizeof(pi);
+		int fd = bpf_program__fd(p);
+
+		if (fd < 0)
+			continue;
+		memset(&pi, 0, sizeof(pi));
+		if (!bpf_obj_get_info_by_fd(fd, &pi, &len))
+			s->recursion_misses += pi.recursion_misses;
+	}
+}
+
 /* hists and maxes are per-CPU arrays: sum the counters, take the largest
  * max; --full's read holds add each CPU's struct rcpu (global data, read
  * in place). Reading one CPU's counters is not atomic with its updates;
@@ -343,6 +414,7 @@ static void read_snap(struct snap *s, bool reset_max)
 				     sizeof(v), 0);
 		s->c[i] += v;
 	}
+	read_losses(s);
 }
 
 static void delta(struct snap *d, const struct snap *cur, const struct snap *old)
@@ -359,7 +431,10 @@ static void delta(struct snap *d, const struct snap *cur, const struct snap *old
 	for (int i = 0; i < NR_COUNTERS; i++)
 		if (i != C_TP_MEMCG_ID && i != C_TP_MEMCG_PATH)
 			d->c[i] -= old->c[i];
+	d->kp_missed -= old->kp_missed;
+	d->recursion_misses -= old->recursion_misses;
 }
+
 
 /* The kernel has per-VMA locks we can trace (6.4 to 6.14) */
 static bool vma_avail;
@@ -473,6 +548,8 @@ static int attach_kprobe(struct bpf_program *p, const char *func, bool ret,
 				ret ? "kretprobe" : "kprobe", func, strerror(errno));
 		return -1;
 	}
+	if (nr_kp_links < MAX_KP_LINKS)	/* to read its misses */
+		kp_links[nr_kp_links++] = l;
 	return 0;
 }
 
@@ -595,11 +672,13 @@ static int open_and_load(bool kprobes, bool *have_wait, bool *have_trylock)
 		obj->progs.down_write_killable_entry, obj->progs.down_write_killable_exit,
 		obj->progs.down_write_trylock_entry, obj->progs.down_write_trylock_exit,
 		obj->progs.up_write_entry, obj->progs.downgrade_write_entry,
+		obj->progs.exit_mmap_entry,
 	};
 	struct bpf_program *kprobe_progs[] = {
 		obj->progs.kp_down_write_entry, obj->progs.kp_down_write_exit,
 		obj->progs.kp_down_write_killable_exit, obj->progs.kp_down_write_trylock_exit,
 		obj->progs.kp_up_write_entry, obj->progs.kp_downgrade_write_entry,
+		obj->progs.kp_exit_mmap_entry,
 	};
 	static const char *const required[] = {
 		"down_write", "down_write_killable", "up_write", "downgrade_write",
@@ -634,6 +713,13 @@ static int open_and_load(bool kprobes, bool *have_wait, bool *have_trylock)
 	}
 	if (kprobes && !*have_trylock)
 		bpf_program__set_autoload(obj->progs.kp_down_write_trylock_exit, false);
+	if (!kallsyms_has_func("exit_mmap")) {
+		fprintf(stderr, "mmlockstat: warning: no exit_mmap(): a dead "
+			"process's lock stays in the maps (drops.map_full may "
+			"grow on a long run)\n");
+		bpf_program__set_autoload(obj->progs.exit_mmap_entry, false);
+		bpf_program__set_autoload(obj->progs.kp_exit_mmap_entry, false);
+	}
 
 	*have_wait = vmlinux_btf_has_tracepoint("contention_begin") &&
 		     vmlinux_btf_has_tracepoint("contention_end");
@@ -673,6 +759,16 @@ static int open_and_load(bool kprobes, bool *have_wait, bool *have_trylock)
 	obj->rodata->filter_comm = env.filter_comm;
 	memcpy((char *)obj->rodata->targ_comm, env.comm, TASK_COMM_LEN);
 	obj->rodata->want_stacks = env.stacks;
+	if (env.map_entries) {
+		struct bpf_map *maps[] = {
+			obj->maps.holds, obj->maps.owners, obj->maps.mmlocks,
+			obj->maps.wacqs, obj->maps.qwriters, obj->maps.waits,
+			obj->maps.rholds,
+		};
+
+		for (i = 0; i < sizeof(maps) / sizeof(maps[0]); i++)
+			bpf_map__set_max_entries(maps[i], env.map_entries);
+	}
 	return mmlockstat_bpf__load(obj);
 }
 
@@ -692,6 +788,9 @@ static int attach_all(bool kprobes, bool have_wait, bool have_trylock)
 		    (attach_prog(obj->progs.down_write_trylock_entry, "fentry/down_write_trylock") ||
 		     attach_prog(obj->progs.down_write_trylock_exit, "fexit/down_write_trylock")))
 			return -1;
+		if (bpf_program__autoload(obj->progs.exit_mmap_entry) &&
+		    attach_prog(obj->progs.exit_mmap_entry, "fentry/exit_mmap"))
+			return -1;
 	} else {
 		if (attach_kprobe(obj->progs.kp_down_write_entry, "down_write", false, false) ||
 		    attach_kprobe(obj->progs.kp_down_write_exit, "down_write", true, false) ||
@@ -703,6 +802,9 @@ static int attach_all(bool kprobes, bool have_wait, bool have_trylock)
 		if (have_trylock &&
 		    (attach_kprobe(obj->progs.kp_down_write_entry, "down_write_trylock", false, false) ||
 		     attach_kprobe(obj->progs.kp_down_write_trylock_exit, "down_write_trylock", true, false)))
+			return -1;
+		if (bpf_program__autoload(obj->progs.kp_exit_mmap_entry) &&
+		    attach_kprobe(obj->progs.kp_exit_mmap_entry, "exit_mmap", false, false))
 			return -1;
 	}
 	if (have_wait &&

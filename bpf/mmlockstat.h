@@ -77,7 +77,7 @@ struct vslot {
 
 enum counter_id {
 	C_DROP_RINGBUF = 0,	/* event lost: ring buffer full */
-	C_DROP_MAP,		/* hold or wait not tracked: map full */
+	C_DROP_MAP,		/* hold or wait not tracked: map full (E2BIG, ENOMEM) */
 	C_UNENDED,		/* downgraded read phase whose end was not seen */
 	C_LEFT_MM,		/* --full: read hold released after exec/exit left its mm */
 	C_LEFT_MM_UNTIMED,	/* --full: such a hold whose release was not seen */
@@ -86,6 +86,8 @@ enum counter_id {
 	C_VMA_FAULTS,		/* struct rcpu's vma_faults, CPUs >= MAX_RCPUS */
 	C_VMA_FALLBACKS,	/* struct rcpu's vma_fallbacks, CPUs >= MAX_RCPUS */
 	C_DG_UNTRACKED,		/* default mode: a downgrade no end probe follows */
+	C_DROP_BUSY,		/* hold or wait not tracked: map update refused (busy) */
+	C_NO_START,		/* a hold or wait of the own mmap_lock ended unseen begun */
 	NR_COUNTERS,
 };
 

@@ -161,6 +161,42 @@ static void json_stack(const struct out_ctx *o, struct jw *w, int stackid)
 
 /* ---- output ------------------------------------------------------------ */
 
+/* Events lost, all causes but ended_without_start (mostly a hold or wait
+ * in progress when tracing began: nothing of it was lost but its start). */
+static unsigned long long lost_total(const struct snap *d)
+{
+	return d->c[C_DROP_MAP] + d->c[C_DROP_BUSY] + d->c[C_DROP_RINGBUF] +
+	       d->kp_missed + d->recursion_misses;
+}
+
+/* One warning line naming every cause of loss that is not zero. */
+static void print_losses(const struct snap *d)
+{
+	const struct {
+		unsigned long long n;
+		const char *what;
+	} l[] = {
+		{ d->c[C_DROP_MAP], "map full (raise --map-entries)" },
+		{ d->c[C_DROP_BUSY], "map busy" },
+		{ d->c[C_DROP_RINGBUF], "ring buffer full" },
+		{ d->kp_missed, "kprobe misses" },
+		{ d->recursion_misses, "recursion misses" },
+		{ d->c[C_NO_START], "ended without a start (begun before tracing?)" },
+	};
+	const char *sep = "";
+
+	if (!lost_total(d) && !d->c[C_NO_START])
+		return;
+	printf("warning: not recorded:");
+	for (size_t i = 0; i < sizeof(l) / sizeof(l[0]); i++) {
+		if (!l[i].n)
+			continue;
+		printf("%s %llu %s", sep, l[i].n, l[i].what);
+		sep = ",";
+	}
+	printf("\n");
+}
+
 void print_text(const struct out_ctx *o, const struct snap *d, double secs,
 		const struct top *holds, const struct top *waits)
 {
@@ -171,8 +207,8 @@ void print_text(const struct out_ctx *o, const struct snap *d, double secs,
 	strftime(t, sizeof(t), "%H:%M:%S", localtime(&now));
 	printf("\n%s  mmap_lock over %.2fs  drops %llu  unended-read-phases %llu"
 	       "  untracked-downgrades %llu\n",
-	       t, secs, d->c[C_DROP_RINGBUF] + d->c[C_DROP_MAP],
-	       d->c[C_UNENDED], d->c[C_DG_UNTRACKED]);
+	       t, secs, lost_total(d), d->c[C_UNENDED], d->c[C_DG_UNTRACKED]);
+	print_losses(d);
 	if (o->full && d->c[C_LEFT_MM_UNTIMED])
 		printf("warning: %llu read hold(s) released after exec/exit left the mm, "
 		       "on another CPU: not timed\n", d->c[C_LEFT_MM_UNTIMED]);
@@ -389,9 +425,20 @@ void print_json(const struct out_ctx *o, const struct snap *d, double secs,
 		jw_ku64(&w, "fallbacks", d->c[C_VMA_FALLBACKS]);
 	}
 	jw_obj_close(&w);
-	jw_ku64(&w, "drops", d->c[C_DROP_RINGBUF] + d->c[C_DROP_MAP]);
-	jw_ku64(&w, "drops_ringbuf", d->c[C_DROP_RINGBUF]);
-	jw_ku64(&w, "drops_map", d->c[C_DROP_MAP]);
+	jw_key(&w, "drops");
+	jw_obj_open(&w);
+	jw_ku64(&w, "total", lost_total(d));
+	jw_ku64(&w, "map_full", d->c[C_DROP_MAP]);
+	jw_ku64(&w, "map_busy", d->c[C_DROP_BUSY]);
+	jw_ku64(&w, "ringbuf_full", d->c[C_DROP_RINGBUF]);
+	jw_key(&w, "kprobe_misses");
+	if (d->kp_missed_known)
+		jw_u64(&w, d->kp_missed);
+	else
+		jw_null(&w);
+	jw_ku64(&w, "recursion_misses", d->recursion_misses);
+	jw_ku64(&w, "ended_without_start", d->c[C_NO_START]);
+	jw_obj_close(&w);
 	jw_ku64(&w, "unended_read_phases", d->c[C_UNENDED]);
 	jw_ku64(&w, "untracked_downgrades", d->c[C_DG_UNTRACKED]);
 	if (o->full) {
@@ -428,9 +475,21 @@ void prom_body(FILE *f, const struct out_ctx *o, const struct mode_snap *modes,
 			help = NULL;
 		}
 	}
-	prom_counter(f, "mmap_lock_drops_total",
-		     "events or holds lost (ring buffer or map full)",
-		     total->c[C_DROP_RINGBUF] + total->c[C_DROP_MAP]);
+	fprintf(f, "# HELP mmap_lock_drops_total holds and waits not recorded, "
+		"by cause\n# TYPE mmap_lock_drops_total counter\n");
+	fprintf(f, "mmap_lock_drops_total{cause=\"map_full\"} %llu\n",
+		total->c[C_DROP_MAP]);
+	fprintf(f, "mmap_lock_drops_total{cause=\"map_busy\"} %llu\n",
+		total->c[C_DROP_BUSY]);
+	fprintf(f, "mmap_lock_drops_total{cause=\"ringbuf_full\"} %llu\n",
+		total->c[C_DROP_RINGBUF]);
+	if (total->kp_missed_known)
+		fprintf(f, "mmap_lock_drops_total{cause=\"kprobe_misses\"} %llu\n",
+			total->kp_missed);
+	fprintf(f, "mmap_lock_drops_total{cause=\"recursion_misses\"} %llu\n",
+		total->recursion_misses);
+	fprintf(f, "mmap_lock_drops_total{cause=\"ended_without_start\"} %llu\n",
+		total->c[C_NO_START]);
 	prom_counter(f, "mmap_lock_unended_read_phases_total",
 		     "downgraded read phases whose end was not seen",
 		     total->c[C_UNENDED]);

@@ -25,6 +25,9 @@ struct snap {
 	unsigned long long max[NR_HISTS];
 	unsigned long long c[NR_COUNTERS];
 	unsigned long long open_reads;	/* --full: read holds not ended yet */
+	unsigned long long kp_missed;	/* our kprobes' misses (6.7+) */
+	bool kp_missed_known;		/* ... which this kernel reports */
+	unsigned long long recursion_misses;	/* programs not run */
 };
 
 /* The longest holds, or waits, of an interval: longest first. */

@@ -160,7 +160,10 @@ def write_run(d, kernel, mode, r, vma):
     o = {"schema": 1, "tool": "mmlockstat", "kernel": kernel,
          "interval_s": 9.5, "mode": "default", "probes": "fentry",
          "filter": {}, "histograms": hs, "top_holds": [],
-         "top_waits": r["top_waits"], "drops": 0}
+         "top_waits": r["top_waits"],
+         "drops": {"total": 0, "map_full": 0, "map_busy": 0,
+                   "ringbuf_full": 0, "kprobe_misses": None,
+                   "recursion_misses": 0, "ended_without_start": 0}}
     v = r.get("vma")
     if vma:
         o["vma_locks"] = {"available": False, "faults": 0, "fallbacks": 0}

@@ -148,7 +148,7 @@ if mmls_case default $N_DEFAULT "-n 64" "${W[@]}" "${R[@]}" "${DN[@]}"; then
 		"$(get default 'o["histograms"]["read_hold"]["count"]')" 0
 	check_eq "default: top hold is a write hold by mmls_hold" \
 		"$(get default 'o["top_holds"][0]["kind"] + "/" + o["top_holds"][0]["comm"]')" write/mmls_hold
-	check_eq "default: no drops" "$(get default 'o["drops"]')" 0
+	check_eq "default: no drops" "$(get default 'o["drops"]["total"]')" 0
 fi
 
 # --- downgrade, its read phase ended at the module's debugfs write -------

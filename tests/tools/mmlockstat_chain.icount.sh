@@ -20,13 +20,7 @@
 # shellcheck source=../lib.sh
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/mmls_lib.sh"
-# Bounds in guest seconds: under icount an idle vCPU jumps guest time to
-# the next timer, so attaching and detaching read hundreds of seconds.
-TOOL_ATTACH_S=3000 TOOL_STOP_S=3000
-
-TOOL=$TOP/bpf/mmlockstat
-HOLD=$TESTBIN/mmls_hold
-out=$(test_out mmlockstat_chain)
+mmls_icount_setup mmlockstat_chain
 SPREAD=$out/spread.txt
 rm -f "$SPREAD"
 # queued_before_ns: 5 ms (the deadlines) + the difference of the threads'
@@ -65,19 +59,12 @@ if mmls_case chain $N_CHAIN "-n 64 ${E[*]}" -r 10000 -w 5000 "${DG[@]}"; then
 fi
 
 # --- the chain in the text output -------------------------------------------
-# mmls_run runs the tool with -j: the same by hand, without it.
-if ! gated_start text "$HOLD" -g -r 10000 -w 5000 downgrade:1000:30000; then
-	fail "text: mmls_hold ready: $(head -n 2 "$out/text.hold.err" | tr '\n' ' ')"
-elif ! tool_start text "$out/text.out" "$out/text.err" "$TOOL" -p "$GATED_PID" -n 8 "${E[@]}"; then
-	gated_abort
-	fail "text: mmlockstat attached: $(tail -n 2 "$out/text.err" | tr '\n' ' ')"
-else
-	hpid=$GATED_PID
-	gated_go
-	wait "$hpid"
-	tool_stop text
+if MMLS_TEXT=1 mmls_run text "-n 8 ${E[*]}" -r 10000 -w 5000 downgrade:1000:30000; then
+	hpid=$(sed -n 's/^ready //p' "$out/text.hold")
 	check "text: the read wait's row is followed by its queued writer ($(grep -m1 'via queued writer' "$out/text.out" | sed 's/^ *//'))" \
 		grep -Eq "^ +via queued writer $hpid/[0-9]+ mmls_hold +\(munmap\), queued [0-9.]+ ?ms before" "$out/text.out"
+else
+	fail "text: mmlockstat ran (exit ${MMLS_RC:-none}): $(tail -n 2 "$out/text.err" | tr '\n' ' ')"
 fi
 
 # --- the control: no writer, no wait ----------------------------------------

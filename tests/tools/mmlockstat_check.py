@@ -112,6 +112,11 @@ def check_hist(name, h):
     return errs
 
 
+# drops: total first, ended_without_start last (not in total)
+DROP_KEYS = ("total", "map_full", "map_busy", "ringbuf_full", "kprobe_misses",
+             "recursion_misses", "ended_without_start")
+
+
 def check_object(o):
     errs = []
     if not isinstance(o, dict):
@@ -125,8 +130,15 @@ def check_object(o):
     iv = o.get("interval_s")
     if not isinstance(iv, (int, float)) or isinstance(iv, bool) or iv <= 0:
         errs.append("interval_s: got %r, want a positive number" % iv)
-    if not is_uint(o.get("drops")):
-        errs.append("drops: got %r, want a non-negative integer" % o.get("drops"))
+    d = o.get("drops")
+    if not isinstance(d, dict):
+        errs.append("drops: got %r, want an object" % d)
+    else:
+        for k in DROP_KEYS:
+            if not is_uint(d.get(k)) and not (k == "kprobe_misses" and k in d and d[k] is None):
+                errs.append("drops.%s: got %r, want a non-negative integer" % (k, d.get(k)))
+        if not errs and d["total"] != sum(d[k] or 0 for k in DROP_KEYS[1:-1]):
+            errs.append("drops.total %d != the sum of its causes" % d["total"])
     hs = o.get("histograms")
     if not isinstance(hs, dict):
         return errs + ["histograms missing"]

@@ -165,7 +165,7 @@ if tool_start prom "$out/prom.out" "$out/prom.err" "$TOOL" --prometheus :19464; 
 		grep -q "^mmap_lock_write_hold_seconds_bucket{mode=\"$mode\",le=\"+Inf\"} [1-9]" "$out/metrics.txt"
 	check "--prometheus: all six contract histograms" sh -c \
 		"for h in write_hold read_hold downgrade_write_phase downgrade_read_phase read_wait write_wait; do grep -q \"^mmap_lock_\${h}_seconds_count{mode=\" '$out/metrics.txt' || exit 1; done"
-	check "--prometheus: drops counter" grep -q '^mmap_lock_drops_total ' "$out/metrics.txt"
+	check "--prometheus: drops counter, by cause" grep -q '^mmap_lock_drops_total{cause="map_full"} ' "$out/metrics.txt"
 else
 	fail_n $N_PROM "--prometheus: mmlockstat started: $(tail -n 1 "$out/prom.err")"
 fi

@@ -74,7 +74,7 @@ for mode in default full; do
 	check_eq "$mode: top hold is munmap, kind downgrade" \
 		"$(get "dg_$mode" 'o["top_holds"][0]["op"] + "/" + o["top_holds"][0]["kind"]')" munmap/downgrade
 	check_eq "$mode: no drops, no unended read phase" \
-		"$(get "dg_$mode" 'o["drops"] + o["unended_read_phases"]')" 0
+		"$(get "dg_$mode" 'o["drops"]["total"] + o["unended_read_phases"]')" 0
 done
 
 if set_mode exclusive && mmls_run excl "" "munmap:$MIB"; then

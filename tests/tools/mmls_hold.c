@@ -5,9 +5,11 @@
  * takes the lock for write in between (no allocation, no stdio until the
  * end), so that a tool filtered to this process sees exactly these holds.
  *
- * Usage: mmls_hold [-g] [-r DELAY_US] [-w DELAY_US[:FIRST]] REQ...
+ * Usage: mmls_hold [-g] [-r DELAY_US] [-w DELAY_US[:FIRST]] [-b N:DELAY_US]
+ *                  REQ...
  *   REQ  write:US | read:US | downgrade:WRITE_US:READ_US   (test_mmap_lock)
  *        munmap:MiB   (map + populate with 4 KiB pages before go, munmap after)
+ *        brk:N        (N calls of brk(0): N write holds, each ~1 us)
  *        einval       (mremap() of a misaligned address: EINVAL before
  *                     the lock is taken; the tools' mremap probes fire)
  *   -g   print "ready PID" and wait for a line on stdin before the first REQ
@@ -23,6 +25,9 @@
  *        mapped before go) DELAY_US after each REQ starts: a write waiter
  *        queued on the lock (before the reader, with a smaller delay);
  *        with :FIRST only from the FIRST-th REQ (1-based) on.
+ *   -b   N threads, the same way, each call brk(0) DELAY_US after each
+ *        REQ starts: N tasks inside the brk syscall at once, all waiting
+ *        for the lock if a REQ holds it (N kretprobe instances in flight).
  *
  * Output (stdout, after all REQs): one line per REQ
  *   "req=REQ rc=0 write_ns=N read_ns=N wall_ns=N reader_ns=N
@@ -53,12 +58,14 @@
 #define HOLD "/sys/kernel/debug/test_mmap_lock/hold"
 #define LAST "/sys/kernel/debug/test_mmap_lock/last"
 #define MAX_REQ 64
+#define MAX_BRK 64
 #define MIB (1UL << 20)
 
 struct req {
 	char text[64];		/* as written to the module */
 	const char *arg;
 	int munmap, einval;
+	unsigned long brks;
 	size_t len;
 	void *map;
 	int rc;
@@ -73,13 +80,20 @@ static atomic_int seq, stop;
 static _Atomic unsigned long long start_ns;	/* of the current REQ */
 static char *pool;	/* -w: one page per REQ */
 
-/* the -r reader and the -w writer */
+/* the -r reader, the -w writer and the -b brk callers */
+enum { P_READ, P_WRITE, P_BRK };
 struct poker {
 	long delay_us;
-	int write, first;
+	int kind, first;
 	atomic_int done;
 };
-static struct poker rd = { .done = 1 }, wr = { .write = 1, .done = 1 };
+static struct poker rd = { .done = 1 }, wr = { .kind = P_WRITE, .done = 1 };
+static struct poker bk[MAX_BRK];
+static int nbk;
+/* -b threads sleep on this, not polling: 16 real-time pollers would
+ * starve the main thread between a REQ's start and its hold */
+static pthread_mutex_t bk_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t bk_cv = PTHREAD_COND_INITIALIZER;
 static int cmdline_fd;
 static char outbuf[MAX_REQ * 320];
 
@@ -110,6 +124,13 @@ static void *poke(void *arg)
 		struct timespec d = { 0, 50000 };
 		int s = atomic_load(&seq);
 
+		if (s == last && p->kind == P_BRK) {
+			pthread_mutex_lock(&bk_mu);
+			while (atomic_load(&seq) == last && !atomic_load(&stop))
+				pthread_cond_wait(&bk_cv, &bk_mu);
+			pthread_mutex_unlock(&bk_mu);
+			continue;
+		}
 		if (s == last) {
 			nanosleep(&d, NULL);
 			continue;
@@ -128,7 +149,9 @@ static void *poke(void *arg)
 		unsigned long long t0 = now_ns();
 		struct req *r = &reqs[s - 1];
 
-		if (p->write) {
+		if (p->kind == P_BRK) {
+			syscall(SYS_brk, 0UL);
+		} else if (p->kind == P_WRITE) {
 			if (munmap(pool + (s - 1) * 4096UL, 4096))
 				perror("munmap");
 		} else {
@@ -157,6 +180,8 @@ static int parse(struct req *r, const char *a)
 		snprintf(r->text, sizeof(r->text), "downgrade %lu %lu", w, x);
 	else if (!strcmp(a, "einval"))
 		r->einval = 1;
+	else if (sscanf(a, "brk:%lu%c", &w, &junk) == 1 && w)
+		r->brks = w;
 	else if (sscanf(a, "munmap:%lu%c", &w, &junk) == 1 && w) {
 		r->munmap = 1;
 		r->len = w * MIB;
@@ -168,10 +193,11 @@ static int parse(struct req *r, const char *a)
 int main(int argc, char **argv)
 {
 	int opt, go = 0, hold_fd = -1, last_fd = -1, len = 0;
-	pthread_t th, tw;
+	pthread_t th, tw, tb[MAX_BRK];
+	long bdelay;
 	char line[64];
 
-	while ((opt = getopt(argc, argv, "gr:w:")) != -1) {
+	while ((opt = getopt(argc, argv, "gr:w:b:")) != -1) {
 		switch (opt) {
 		case 'g': go = 1; break;
 		case 'r': rd.delay_us = atol(optarg); break;
@@ -179,8 +205,21 @@ int main(int argc, char **argv)
 			if (sscanf(optarg, "%ld:%d", &wr.delay_us, &wr.first) < 1)
 				wr.delay_us = 0;
 			break;
+		case 'b':
+			if (sscanf(optarg, "%d:%ld", &nbk, &bdelay) != 2 ||
+			    nbk < 1 || nbk > MAX_BRK || bdelay < 1) {
+				fprintf(stderr, "mmls_hold: -b N:DELAY_US, N 1 to %d\n",
+					MAX_BRK);
+				return 2;
+			}
+			for (int i = 0; i < nbk; i++) {
+				bk[i].kind = P_BRK;
+				bk[i].delay_us = bdelay;
+				atomic_store(&bk[i].done, 1);
+			}
+			break;
 		default:
-			fprintf(stderr, "usage: mmls_hold [-g] [-r DELAY_US] [-w DELAY_US[:FIRST]] REQ...\n");
+			fprintf(stderr, "usage: mmls_hold [-g] [-r DELAY_US] [-w DELAY_US[:FIRST]] [-b N:DELAY_US] REQ...\n");
 			return 2;
 		}
 	}
@@ -194,7 +233,7 @@ int main(int argc, char **argv)
 	for (int i = 0; i < nreq; i++) {
 		struct req *r = &reqs[i];
 
-		if (r->einval)
+		if (r->einval || r->brks)
 			continue;
 		if (!r->munmap) {
 			if (hold_fd < 0) {
@@ -232,6 +271,11 @@ int main(int argc, char **argv)
 		perror("pthread_create");
 		return 1;
 	}
+	for (int i = 0; i < nbk; i++)
+		if (pthread_create(&tb[i], NULL, poke, &bk[i])) {
+			perror("pthread_create");
+			return 1;
+		}
 	memset(outbuf, 0, sizeof(outbuf));	/* fault it in now */
 	/* No page faults after go: with --full every fault is a read hold
 	 * (and a file-backed fault over 9p can hold the lock for ms). */
@@ -250,14 +294,22 @@ int main(int argc, char **argv)
 		struct timespec d = { 0, 2000000 };
 
 		t0 = now_ns();
-		if (rd.delay_us > 0 || wr.delay_us > 0) {
+		if (rd.delay_us > 0 || wr.delay_us > 0 || nbk) {
 			atomic_store(&rd.done, rd.delay_us <= 0);
 			atomic_store(&wr.done, wr.delay_us <= 0);
+			for (int j = 0; j < nbk; j++)
+				atomic_store(&bk[j].done, 0);
 			atomic_store(&start_ns, t0);
+			pthread_mutex_lock(&bk_mu);
 			atomic_store(&seq, i + 1);
+			pthread_cond_broadcast(&bk_cv);
+			pthread_mutex_unlock(&bk_mu);
 		}
 		if (r->einval) {
 			r->rc = syscall(SYS_mremap, 1UL, 4096UL, 4096UL, 0UL) == -1 ? -errno : 0;
+		} else if (r->brks) {
+			for (unsigned long j = 0; j < r->brks; j++)
+				syscall(SYS_brk, 0UL);
 		} else if (r->munmap) {
 			r->rc = munmap(r->map, r->len) ? -errno : 0;
 		} else {
@@ -266,7 +318,7 @@ int main(int argc, char **argv)
 			r->rc = n < 0 ? -errno : 0;
 		}
 		r->wall_ns = now_ns() - t0;
-		if (!r->munmap && !r->einval) {
+		if (!r->munmap && !r->einval && !r->brks) {
 			char b[256];
 			ssize_t n = pread(last_fd, b, sizeof(b) - 1, 0);
 
@@ -279,13 +331,21 @@ int main(int argc, char **argv)
 		}
 		while (!atomic_load(&rd.done) || !atomic_load(&wr.done))
 			nanosleep(&d, NULL);
+		for (int j = 0; j < nbk; j++)
+			while (!atomic_load(&bk[j].done))
+				nanosleep(&d, NULL);
 		nanosleep(&d, NULL);	/* separate the holds */
 	}
+	pthread_mutex_lock(&bk_mu);
 	atomic_store(&stop, 1);
+	pthread_cond_broadcast(&bk_cv);
+	pthread_mutex_unlock(&bk_mu);
 	if (rd.delay_us > 0)
 		pthread_join(th, NULL);
 	if (wr.delay_us > 0)
 		pthread_join(tw, NULL);
+	for (int i = 0; i < nbk; i++)
+		pthread_join(tb[i], NULL);
 	len = 0;
 	for (int i = 0; i < nreq; i++) {
 		struct req *r = &reqs[i];

@@ -2,6 +2,18 @@
 # lib.sh; needs TOOL, HOLD and out set).
 CHECK="$PY $TOP/tests/tools/mmlockstat_check.py"
 
+# mmls_icount_setup NAME: what an icount file of these tests sets first:
+# TOOL, HOLD, out=$(test_out NAME), and tool bounds in guest seconds (under
+# icount an idle vCPU jumps guest time to the next timer, so attaching and
+# detaching read hundreds of seconds).
+mmls_icount_setup() {
+	# shellcheck disable=SC2034	# read by tool_start and tool_stop
+	TOOL_ATTACH_S=3000 TOOL_STOP_S=3000
+	TOOL=$TOP/bpf/mmlockstat
+	HOLD=$TESTBIN/mmls_hold
+	out=$(test_out "$1")
+}
+
 # gated_start NAME CMD...: start CMD, a workload that prints "ready PID" and
 # waits for a line on stdin (mmls_hold -g, mmls_exec), with a fifo on its
 # stdin held open here as fd 3; its stdout in $out/NAME.hold, stderr in
@@ -28,12 +40,14 @@ gated_abort() { exec 3>&-; kill "$GATED_PID" 2>/dev/null; wait "$GATED_PID"; }
 
 # mmls_run NAME "TOOL ARGS" HOLD-ARGS...: mmls_hold waits for go;
 # mmlockstat -p its pid (tool_start: until attached); go; once the holds
-# are done, SIGINT the tool (tool_stop). Output in $out/NAME.{hold,json,err}.
+# are done, SIGINT the tool (tool_stop). Output in $out/NAME.{hold,json,err}
+# (with MMLS_TEXT=1: the text output, without -j, in $out/NAME.out).
 # Returns 1 (reason in $out/NAME.err) if the holder or the tool did not
 # start, or the tool did not exit 0; MMLS_RC is the tool's exit status.
 mmls_run() {
-	local name=$1 targs=$2 hpid rc=0 t0 t1 t2
+	local name=$1 targs=$2 hpid rc=0 t0 t1 t2 j=-j o=json
 	shift 2
+	[ -z "${MMLS_TEXT:-}" ] || { j='' o=out; }
 	MMLS_RC=
 	if ! gated_start "$name" "$HOLD" -g "$@"; then
 		echo "mmls_run: mmls_hold not ready: $(head -n 2 "$out/$name.hold.err")" >"$out/$name.err"
@@ -42,7 +56,7 @@ mmls_run() {
 	hpid=$GATED_PID
 	t0=$SECONDS
 	# shellcheck disable=SC2086
-	tool_start "$name" "$out/$name.json" "$out/$name.err" "$TOOL" -p "$hpid" -j $targs || rc=1
+	tool_start "$name" "$out/$name.$o" "$out/$name.err" "$TOOL" -p "$hpid" $j $targs || rc=1
 	t1=$SECONDS
 	gated_go
 	wait "$hpid" || echo "mmls_run: mmls_hold exit $?: $(head -n 2 "$out/$name.hold.err")" >>"$out/$name.err"
