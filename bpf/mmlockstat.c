@@ -120,7 +120,7 @@ static const struct argp_option opts[] = {
 	{ "read-end", 'E', "FUNC", 0, "Also end downgraded read phases at FUNC's return (repeatable; then every downgrade stays open until an end probe)", 0 },
 	{ "kprobes", OPT_KPROBES, NULL, 0, "Use kprobes instead of fentry/fexit", 0 },
 	{ "map-entries", OPT_MAP_ENTRIES, "N", 0, "Entries of each map of holds, waits and locks (default: 10240 per task, 4096 per lock; a full map's losses are counted in drops.map_full)", 0 },
-	{ "verbose", 'v', NULL, 0, "All of libbpf's messages (else its warnings only if loading fails)", 0 },
+	{ "verbose", 'v', NULL, 0, "Name each probe attached, and all of libbpf's messages (else its warnings only if loading fails)", 0 },
 	{ NULL, 'h', NULL, OPTION_HIDDEN, "Show the full help", 0 },
 	{},
 };
@@ -534,6 +534,8 @@ static int attach_prog(struct bpf_program *p, const char *what)
 			strerror(errno));
 		return -1;
 	}
+	if (env.verbose)
+		fprintf(stderr, "mmlockstat: probe %s\n", what);
 	return 0;
 }
 
@@ -550,6 +552,9 @@ static int attach_kprobe(struct bpf_program *p, const char *func, bool ret,
 	}
 	if (nr_kp_links < MAX_KP_LINKS)	/* to read its misses */
 		kp_links[nr_kp_links++] = l;
+	if (env.verbose)
+		fprintf(stderr, "mmlockstat: probe %s/%s\n",
+			ret ? "kretprobe" : "kprobe", func);
 	return 0;
 }
 

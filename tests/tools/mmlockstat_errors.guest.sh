@@ -26,8 +26,8 @@ expect() {
 	fi
 }
 
-N_EXPECT=12 N_LOAD=1 N_HELP=2 N_TERM=3 N_TP=2 N_FULL=4 N_COMM=2 N_PID=2 N_PROM=4
-plan $((N_EXPECT + N_LOAD + N_HELP + N_TERM + N_TP + N_FULL + N_COMM + N_PID + N_PROM))
+N_EXPECT=12 N_LOAD=1 N_HELP=2 N_TERM=3 N_VERB=2 N_TP=2 N_FULL=4 N_COMM=2 N_PID=2 N_PROM=4
+plan $((N_EXPECT + N_LOAD + N_HELP + N_TERM + N_VERB + N_TP + N_FULL + N_COMM + N_PID + N_PROM))
 [ -x "$TOOL" ] || abort "bpf/mmlockstat is built (make tools)"
 [ -x "$TESTBIN/mmls_hold" ] && [ -x "$TESTBIN/munmapsnoop_map" ] && [ -f "$TESTBIN/bpf_enomem" ] ||
 	abort "tests/bin/mmls_hold, munmapsnoop_map and bpf_enomem are built (make -C tests/tools)"
@@ -74,6 +74,16 @@ if tool_start term "$out/term.json" "$out/term.err" "$TOOL" -j; then
 else
 	fail_n $N_TERM "SIGTERM: mmlockstat started: $(tail -n 1 "$out/term.err")"
 fi
+
+# -v names each probe it attached (the write side by fentry, the end of
+# brk's downgraded read phase by a kretprobe: on all three kernels);
+# without -v (the SIGTERM run above) none is named.
+"$TOOL" -v -j -d 1 >"$out/verbose.json" 2>"$out/verbose.err"
+check "-v: names its probes (exit $?): $(grep -c '^mmlockstat: probe ' "$out/verbose.err") lines, fentry/down_write and kretprobe/__x64_sys_brk among them" \
+	sh -c "grep -qx 'mmlockstat: probe fentry/down_write' '$out/verbose.err' &&
+	grep -qx 'mmlockstat: probe kretprobe/__x64_sys_brk' '$out/verbose.err'"
+check "without -v: the SIGTERM run ran ($(grep -c '^{' "$out/term.json") JSON object) and named no probe" \
+	sh -c "grep -q '^{' '$out/term.json' && ! grep -q '^mmlockstat: probe ' '$out/term.err'"
 
 # The lock:contention_begin/end tracepoints are found in the kernel's BTF
 # (their btf_trace_* typedefs, what tp_btf attaches through), not by luck in
