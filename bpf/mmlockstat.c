@@ -435,7 +435,6 @@ static void delta(struct snap *d, const struct snap *cur, const struct snap *old
 	d->recursion_misses -= old->recursion_misses;
 }
 
-
 /* The kernel has per-VMA locks we can trace (6.4 to 6.14) */
 static bool vma_avail;
 

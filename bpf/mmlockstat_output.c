@@ -161,37 +161,58 @@ static void json_stack(const struct out_ctx *o, struct jw *w, int stackid)
 
 /* ---- output ------------------------------------------------------------ */
 
-/* Events lost, all causes but ended_without_start (mostly a hold or wait
- * in progress when tracing began: nothing of it was lost but its start). */
-static unsigned long long lost_total(const struct snap *d)
+/* The causes of loss, in output order: the JSON "drops" keys (and the
+ * /metrics cause labels), the text warning's words, the count, and
+ * whether the kernel reports it at all (kprobe misses: 6.7+). */
+struct loss {
+	const char *key;
+	const char *text;
+	unsigned long long n;
+	bool known;
+};
+
+enum { NR_LOSSES = 6 };
+
+static void losses(const struct snap *d, struct loss l[NR_LOSSES])
 {
-	return d->c[C_DROP_MAP] + d->c[C_DROP_BUSY] + d->c[C_DROP_RINGBUF] +
-	       d->kp_missed + d->recursion_misses;
+	const struct loss all[NR_LOSSES] = {
+		{ "map_full", "map full (raise --map-entries)", d->c[C_DROP_MAP], true },
+		{ "map_busy", "map busy", d->c[C_DROP_BUSY], true },
+		{ "ringbuf_full", "ring buffer full", d->c[C_DROP_RINGBUF], true },
+		{ "kprobe_misses", "kprobe misses", d->kp_missed, d->kp_missed_known },
+		{ "recursion_misses", "recursion misses", d->recursion_misses, true },
+		/* last, and not in the total: mostly a hold or wait in
+		 * progress when tracing began, nothing of it lost but its
+		 * start */
+		{ "ended_without_start", "ended without a start (begun before tracing?)",
+		  d->c[C_NO_START], true },
+	};
+
+	memcpy(l, all, sizeof(all));
+}
+
+/* Events lost, all causes but ended_without_start. */
+static unsigned long long lost_total(const struct loss l[NR_LOSSES])
+{
+	unsigned long long n = 0;
+
+	for (int i = 0; i < NR_LOSSES - 1; i++)
+		n += l[i].n;
+	return n;
 }
 
 /* One warning line naming every cause of loss that is not zero. */
-static void print_losses(const struct snap *d)
+static void print_losses(const struct loss l[NR_LOSSES])
 {
-	const struct {
-		unsigned long long n;
-		const char *what;
-	} l[] = {
-		{ d->c[C_DROP_MAP], "map full (raise --map-entries)" },
-		{ d->c[C_DROP_BUSY], "map busy" },
-		{ d->c[C_DROP_RINGBUF], "ring buffer full" },
-		{ d->kp_missed, "kprobe misses" },
-		{ d->recursion_misses, "recursion misses" },
-		{ d->c[C_NO_START], "ended without a start (begun before tracing?)" },
-	};
 	const char *sep = "";
 
-	if (!lost_total(d) && !d->c[C_NO_START])
+	if (!lost_total(l) && !l[NR_LOSSES - 1].n)
 		return;
 	printf("warning: not recorded:");
-	for (size_t i = 0; i < sizeof(l) / sizeof(l[0]); i++) {
+	for (int i = 0; i < NR_LOSSES; i++) {
 		if (!l[i].n)
 			continue;
-		printf("%s %llu %s", sep, l[i].n, l[i].what);
+		printf("%s %llu %s", sep, l[i].n, l[i].text);
 		sep = ",";
 	}
 	printf("\n");
@@ -202,13 +223,15 @@ void print_text(const struct out_ctx *o, const struct snap *d, double secs,
 {
 	char t[32], b1[32], b2[32], b3[32], b4[32];
 	time_t now = time(NULL);
+	struct loss l[NR_LOSSES];
 	bool any = false;
 
 	strftime(t, sizeof(t), "%H:%M:%S", localtime(&now));
+	losses(d, l);
 	printf("\n%s  mmap_lock over %.2fs  drops %llu  unended-read-phases %llu"
 	       "  untracked-downgrades %llu\n",
-	       t, secs, lost_total(d), d->c[C_UNENDED], d->c[C_DG_UNTRACKED]);
-	print_losses(d);
+	       t, secs, lost_total(l), d->c[C_UNENDED], d->c[C_DG_UNTRACKED]);
+	print_losses(l);
 	if (o->full && d->c[C_LEFT_MM_UNTIMED])
 		printf("warning: %llu read hold(s) released after exec/exit left the mm, "
 		       "on another CPU: not timed\n", d->c[C_LEFT_MM_UNTIMED]);
@@ -309,6 +332,7 @@ static void json_holder(const struct out_ctx *o, struct jw *w,
 void print_json(const struct out_ctx *o, const struct snap *d, double secs,
 		const struct top *holds, const struct top *waits)
 {
+	struct loss l[NR_LOSSES];
 	struct jw w;
 
 	jw_init(&w, stdout);
@@ -425,19 +449,17 @@ void print_json(const struct out_ctx *o, const struct snap *d, double secs,
 		jw_ku64(&w, "fallbacks", d->c[C_VMA_FALLBACKS]);
 	}
 	jw_obj_close(&w);
+	losses(d, l);
 	jw_key(&w, "drops");
 	jw_obj_open(&w);
-	jw_ku64(&w, "total", lost_total(d));
-	jw_ku64(&w, "map_full", d->c[C_DROP_MAP]);
-	jw_ku64(&w, "map_busy", d->c[C_DROP_BUSY]);
-	jw_ku64(&w, "ringbuf_full", d->c[C_DROP_RINGBUF]);
-	jw_key(&w, "kprobe_misses");
-	if (d->kp_missed_known)
-		jw_u64(&w, d->kp_missed);
-	else
-		jw_null(&w);
-	jw_ku64(&w, "recursion_misses", d->recursion_misses);
-	jw_ku64(&w, "ended_without_start", d->c[C_NO_START]);
+	jw_ku64(&w, "total", lost_total(l));
+	for (int i = 0; i < NR_LOSSES; i++) {
+		jw_key(&w, l[i].key);
+		if (l[i].known)
+			jw_u64(&w, l[i].n);
+		else
+			jw_null(&w);
+	}
 	jw_obj_close(&w);
 	jw_ku64(&w, "unended_read_phases", d->c[C_UNENDED]);
 	jw_ku64(&w, "untracked_downgrades", d->c[C_DG_UNTRACKED]);
@@ -457,6 +479,7 @@ void prom_body(FILE *f, const struct out_ctx *o, const struct mode_snap *modes,
 	       int nr_modes, const struct snap *total)
 {
 	char name[96], labels[32];
+	struct loss l[NR_LOSSES];
 
 	for (int i = 0; i < NR_HISTS; i++) {
 		const char *help = hist_help[i];
@@ -475,21 +498,13 @@ void prom_body(FILE *f, const struct out_ctx *o, const struct mode_snap *modes,
 			help = NULL;
 		}
 	}
+	losses(total, l);
 	fprintf(f, "# HELP mmap_lock_drops_total holds and waits not recorded, "
 		"by cause\n# TYPE mmap_lock_drops_total counter\n");
-	fprintf(f, "mmap_lock_drops_total{cause=\"map_full\"} %llu\n",
-		total->c[C_DROP_MAP]);
-	fprintf(f, "mmap_lock_drops_total{cause=\"map_busy\"} %llu\n",
-		total->c[C_DROP_BUSY]);
-	fprintf(f, "mmap_lock_drops_total{cause=\"ringbuf_full\"} %llu\n",
-		total->c[C_DROP_RINGBUF]);
-	if (total->kp_missed_known)
-		fprintf(f, "mmap_lock_drops_total{cause=\"kprobe_misses\"} %llu\n",
-			total->kp_missed);
-	fprintf(f, "mmap_lock_drops_total{cause=\"recursion_misses\"} %llu\n",
-		total->recursion_misses);
-	fprintf(f, "mmap_lock_drops_total{cause=\"ended_without_start\"} %llu\n",
-		total->c[C_NO_START]);
+	for (int i = 0; i < NR_LOSSES; i++)
+		if (l[i].known)
+			fprintf(f, "mmap_lock_drops_total{cause=\"%s\"} %llu\n",
+				l[i].key, l[i].n);
 	prom_counter(f, "mmap_lock_unended_read_phases_total",
 		     "downgraded read phases whose end was not seen",
 		     total->c[C_UNENDED]);
