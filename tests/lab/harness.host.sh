@@ -6,7 +6,7 @@
 # check's text as text, and runs a failing file exactly once. A file's run
 # on a Debian kernel keeps its outputs apart from its lab kernel run's.
 . "$(dirname "$0")/../lib.sh"
-plan 17
+plan 18
 d=$(test_out lab-harness)
 rm -rf "$d" && mkdir -p "$d/t" "$d/bin"
 t=$d/t
@@ -67,10 +67,15 @@ check "a file that exits 3 after passing checks fails" \
 
 harness never "$t/good.sh"
 printf 'host:%s\t%s\n' "${t//\//_}_never.sh" "$t/never.sh" >>"$d/never/tap/order"
+# What tests/run writes when a guest ends badly: the summary shows it.
+printf 'the icount guest (lab): vm-run exit 124\nvm-run: where the vCPUs were (8 samples): f+0x1\n' >"$d/never/tap/guest-notes"
 MMLOCK_EXPECTED_SKIPS=$d/skips /usr/bin/perl "$TOP/tests/harness" "$d/never" >"$d/never/harness.log" 2>&1
 rc=$?
 check "a file the run was meant to have and never ran fails (exit $rc)" \
 	sh -c "[ $rc = 1 ] && grep -q 'FAILED: $t/never.sh: never ran' '$d/never/harness.log'"
+check "... and why the guest ended is in the summary (tests/run's guest-notes)" \
+	sh -c "grep -qx 'GUEST: the icount guest (lab): vm-run exit 124' '$d/never/harness.log' &&
+		grep -qx 'GUEST: vm-run: where the vCPUs were (8 samples): f+0x1' '$d/never/harness.log'"
 
 harness skipx "$t/skipx.sh"
 check_eq "a skip that tests/expected-skips does not list fails" "$rc/$last" "1/1 passed, 1 failed, 1 skipped"

@@ -2,7 +2,7 @@
 # vm-run behaviour seen from the host: exit status, output streams, the
 # output share, the timeout, and bad input. Each check boots a guest.
 . "$(dirname "$0")/../lib.sh"
-plan 22
+plan 25
 vm=$TOP/scripts/vm-run
 d=$(test_out lab-vm-run)
 
@@ -33,11 +33,19 @@ check_eq "MMLOCK_* variables reach the guest" "$(cat "$d/o4/knob" 2>/dev/null)" 
 check_eq "the kernel cache is visible in the guest ($kdir)" "$(cat "$d/o4/cache-release" 2>/dev/null)" "$want"
 
 t0=$(date +%s)
-"$vm" --out "$d/o5" --timeout 25 -- sleep 600 2>"$d/timeout.err"
+MMLOCK_VM_NOTES=$d/o5.notes "$vm" --out "$d/o5" --timeout 25 -- sleep 600 2>"$d/timeout.err"
 rc=$?
 el=$(($(date +%s) - t0))
 check "a command past --timeout is killed with exit 124" [ $rc = 124 ]
 check "the timeout is reported" grep -q 'timeout' "$d/timeout.err"
+# Before the kill, where the vCPUs were, from QEMU's monitor: 8 samples
+# of 2 vCPUs, each RIP named from the kernel's System.map (an idle guest:
+# its idle loop).
+where=$(grep -m1 '^vm-run: where the vCPUs were (8 samples): ' "$d/timeout.err")
+nsym=$(grep -oE '[A-Za-z_][A-Za-z0-9_.]*\+0x[0-9a-f]+' <<<"$where" | wc -l)
+check_eq "the timeout names where the vCPUs were: 16 RIPs named from System.map (${where:0:120})" "$nsym" 16
+check "MMLOCK_VM_NOTES=FILE: the verdict and the vCPUs' places are written there" \
+	[ "$(grep -c -e '^vm-run: timeout: killed the guest after 25s' -e '^vm-run: where the vCPUs were' "$d/o5.notes" 2>/dev/null)" = 2 ]
 check_range "the timeout took about 25 s" "$el" 25 45
 left=$(pgrep -f "qemu-system.*$d/o5/console.log")
 check "no QEMU left behind${left:+ (pid $left)}" [ -z "$left" ]
@@ -65,6 +73,8 @@ expect_err "--cpus malformed: clear message, exit 125" 125 "not a positive numbe
 expect_err "missing kernel build says to run make kernel" 125 "make kernel" \
 	env MMLOCK_CACHE="$d/empty-cache" "$vm" -- true
 expect_err "no command: usage message" 125 "no command given" "$vm"
+expect_err "--progress-timeout without --progress FILE is refused" 125 "needs --progress FILE" \
+	"$vm" --progress-timeout 60 -- true
 expect_err "unknown option is named" 125 "unknown option '--bogus'" "$vm" --bogus -- true
 expect_err "a bad MMLOCK_TCG_THREAD is named, with the choices" 125 "use single (default) or multi" \
 	env MMLOCK_TCG_THREAD=bogus "$vm" -- true
