@@ -7,7 +7,7 @@
 # Fetches the packages the first time (~80 s each), then reuses them.
 . "$(dirname "$0")/../lib.sh"
 series=(6.1 6.12)
-plan $((2 + 7 * ${#series[@]}))
+plan $((3 + 7 * ${#series[@]}))
 d=$(test_out lab-debian-kernel)
 vm=$TOP/scripts/vm-run
 
@@ -41,6 +41,26 @@ for s in "${series[@]}"; do
 	check "debian-$s: the guest's text symbols are kept beside it ($(grep -c . "$kd/kallsyms" 2>/dev/null) in $kd/kallsyms, _stext among them)" \
 		grep -q ' _stext$' "$kd/kallsyms"
 done
+# A guest that hangs says why: at the timeout vm-run types SysRq-w on the
+# guest's keyboard and its note names each blocked task with its stack.
+# Here readers of /proc/PID/maps wait, one after the other, behind the
+# calibration module's back-to-back 10 s write holds of PID's mmap_lock
+# (a reader gets the lock only in the microseconds between two holds):
+# the guest touches $d/hang/ready as the first one starts, and vm-run
+# kills it 20 s later.
+rm -rf "$d/hang.notes" "$d/hang"
+mkdir -p "$d/hang"
+MMLOCK_VM_NOTES=$d/hang.notes "$vm" --kernel debian-6.12 --timeout 600 --out "$d/hang" \
+	--progress "$d/hang/ready" --progress-timeout 20 -- sh -c '
+	modprobe test_mmap_lock || exit 1
+	sh -c "while :; do echo write 10000000 >/sys/kernel/debug/test_mmap_lock/hold; done" &
+	sleep 1
+	touch "$0"
+	while :; do cat /proc/$!/maps >/dev/null; done' "$d/hang/ready" >"$d/hang.out" 2>&1
+rc=$?
+blocked=$(grep -m1 '^vm-run: blocked tasks (SysRq-w): ' "$d/hang.notes" 2>/dev/null)
+check "debian-6.12: a guest killed at its timeout (exit $rc) names its blocked tasks: the reader in down_read_killable, the holder in tml_hold_write (${blocked:0:200})" \
+	bash -c '[ "$0" = 124 ] && [[ $1 == *"task:cat "*down_read_killable* ]] && [[ $1 == *tml_hold_write* ]]' "$rc" "$blocked"
 check_eq "the host's /boot is untouched" "$(ls -1 /boot 2>/dev/null | sort | md5sum)" "$boot_before"
 check_eq "the host's /lib/modules is untouched" "$(ls -1 /lib/modules 2>/dev/null | sort | md5sum)" "$mods_before"
 finish
