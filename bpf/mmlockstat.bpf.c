@@ -638,7 +638,7 @@ int BPF_PROG(downgrade_write_entry, struct rw_semaphore *sem)
 
 /* Attached by user space to each function after which a downgraded read
  * phase is over (default mode): do_mas_munmap, brk, mremap, -E FUNC. */
-SEC("kretprobe/read_end")
+SEC("kretprobe")
 int BPF_KRETPROBE(read_end_kretprobe)
 {
 	downgraded_read_end();

@@ -517,6 +517,8 @@ struct wfunc {
 	struct bpf_program *fentry, *fexit;
 };
 
+/* ---- probes: one place chooses, per kernel, then one attach ------------ */
+
 /* Functions that end a downgraded read phase in default mode (the first
  * that returns wins; absent ones are skipped). */
 static const char *const read_end_funcs[] = {
@@ -524,57 +526,30 @@ static const char *const read_end_funcs[] = {
 	"__x64_sys_brk", "__x64_sys_mremap",
 };
 
-static int attach_prog(struct bpf_program *p, const char *what)
-{
-	struct bpf_link *l = bpf_program__attach(p);
-
-	if (!l) {
-		fprintf(stderr, "mmlockstat: cannot attach %s: %s\n", what,
-			strerror(errno));
-		return -1;
-	}
-	if (env.verbose)
-		fprintf(stderr, "mmlockstat: probe %s\n", what);
-	return 0;
-}
-
-static int attach_kprobe(struct bpf_program *p, const char *func, bool ret,
-			 bool quiet)
-{
-	struct bpf_link *l = bpf_program__attach_kprobe(p, ret, func);
-
-	if (!l) {
-		if (!quiet)
-			fprintf(stderr, "mmlockstat: cannot attach %s to %s: %s\n",
-				ret ? "kretprobe" : "kprobe", func, strerror(errno));
-		return -1;
-	}
-	if (nr_kp_links < MAX_KP_LINKS)	/* to read its misses */
-		kp_links[nr_kp_links++] = l;
-	if (env.verbose)
-		fprintf(stderr, "mmlockstat: probe %s/%s\n",
-			ret ? "kretprobe" : "kprobe", func);
-	return 0;
-}
+/* What this kernel gets: set by choose_probes(), read by attach_probes()
+ * and the output. */
+static struct {
+	bool kprobes;	/* kprobes, else fentry/fexit */
+	bool wait;	/* lock:contention_begin/end (tp_btf) */
+	bool trylock;	/* down_write_trylock() exists */
+} pc;
 
 /* --full with fentry: every read hold of the task's own mmap_lock. */
 static struct read_prog {
 	struct bpf_program **prog;
 	const char *func;
-	const char *what;
 	bool required;
 	bool blocking;	/* a blocking down_read*(): also used with tp_btf */
 } read_progs[] = {
-	{ NULL, "down_read_trylock", "fexit/down_read_trylock", true, false },
-	{ NULL, "down_read", "fentry/down_read", true, true },
-	{ NULL, "down_read", "fexit/down_read", true, true },
-	{ NULL, "down_read_killable", "fentry/down_read_killable", false, true },
-	{ NULL, "down_read_killable", "fexit/down_read_killable", false, true },
-	{ NULL, "down_read_interruptible", "fentry/down_read_interruptible", false, true },
-	{ NULL, "down_read_interruptible", "fexit/down_read_interruptible", false, true },
-	{ NULL, "up_read", "fentry/up_read", true, false },
+	{ NULL, "down_read_trylock", true, false },
+	{ NULL, "down_read", true, true },
+	{ NULL, "down_read", true, true },
+	{ NULL, "down_read_killable", false, true },
+	{ NULL, "down_read_killable", false, true },
+	{ NULL, "down_read_interruptible", false, true },
+	{ NULL, "down_read_interruptible", false, true },
+	{ NULL, "up_read", true, false },
 };
-
 
 static void read_progs_init(void)
 {
@@ -596,7 +571,7 @@ static void full_cost_note(void)
 {
 	const char *how, *cost;
 
-	if (env.kprobes) {
+	if (pc.kprobes) {
 		how = "the mmap_lock tracepoints (perf) and a kprobe on up_read";
 		cost = "measured +75-87 % CPU per page fault on 6.1";
 	} else if (read_tp) {
@@ -649,15 +624,15 @@ static const char *tracepoint_layout(void)
  * take mmap_lock, which the rest traces. One line when they exist but
  * cannot be traced.
  */
-static bool vma_locks_traceable(bool kprobes, bool have_wait)
+static bool vma_locks_traceable(void)
 {
 	const char *why = NULL;
 
 	if (!vmlinux_btf_has_func("lock_vma_under_rcu"))
 		return false;
-	if (kprobes)
+	if (pc.kprobes)
 		why = "needs fentry/fexit (not with --kprobes)";
-	else if (!have_wait)
+	else if (!pc.wait)
 		why = "needs the lock:contention_begin tracepoint";
 	else if (!vmlinux_btf_has_func("lock_mm_and_find_vma"))
 		why = "no lock_mm_and_find_vma() to see fallbacks";
@@ -669,36 +644,34 @@ static bool vma_locks_traceable(bool kprobes, bool have_wait)
 	return !why;
 }
 
-static int open_and_load(bool kprobes, bool *have_wait, bool *have_trylock)
+static void use(struct bpf_program *p)
 {
-	struct bpf_program *fentry_progs[] = {
-		obj->progs.down_write_entry, obj->progs.down_write_exit,
-		obj->progs.down_write_killable_entry, obj->progs.down_write_killable_exit,
-		obj->progs.down_write_trylock_entry, obj->progs.down_write_trylock_exit,
-		obj->progs.up_write_entry, obj->progs.downgrade_write_entry,
-		obj->progs.exit_mmap_entry,
-	};
-	struct bpf_program *kprobe_progs[] = {
-		obj->progs.kp_down_write_entry, obj->progs.kp_down_write_exit,
-		obj->progs.kp_down_write_killable_exit, obj->progs.kp_down_write_trylock_exit,
-		obj->progs.kp_up_write_entry, obj->progs.kp_downgrade_write_entry,
-		obj->progs.kp_exit_mmap_entry,
-	};
+	bpf_program__set_autoload(p, true);
+}
+
+/*
+ * Every choice of what to load, in one place: nothing is loaded unless it is
+ * named here, and attach_probes() attaches everything loaded. Returns -1
+ * (having said why) if a function the tool needs is missing.
+ */
+static int choose_probes(bool kprobes)
+{
 	static const char *const required[] = {
 		"down_write", "down_write_killable", "up_write", "downgrade_write",
 	};
+	struct bpf_program *p;
+	bool exit_mmap;
 	size_t i;
 
-	for (i = 0; i < sizeof(required) / sizeof(required[0]); i++)
+	for (i = 0; i < ARRAY_SIZE(required); i++)
 		if (!kallsyms_has_func(required[i])) {
 			fprintf(stderr, "mmlockstat: kernel function %s not found: "
 				"cannot trace write holds\n", required[i]);
 			return -1;
 		}
-	*have_trylock = kallsyms_has_func("down_write_trylock");
 	read_progs_init();
 	if (env.full && !kprobes)
-		for (i = 0; i < sizeof(read_progs) / sizeof(read_progs[0]); i++)
+		for (i = 0; i < ARRAY_SIZE(read_progs); i++)
 			if (read_progs[i].required &&
 			    !kallsyms_has_func(read_progs[i].func)) {
 				fprintf(stderr, "mmlockstat: kernel function %s not "
@@ -706,50 +679,80 @@ static int open_and_load(bool kprobes, bool *have_wait, bool *have_trylock)
 					read_progs[i].func);
 				return -1;
 			}
-
-	for (i = 0; i < sizeof(fentry_progs) / sizeof(fentry_progs[0]); i++)
-		bpf_program__set_autoload(fentry_progs[i], !kprobes);
-	for (i = 0; i < sizeof(kprobe_progs) / sizeof(kprobe_progs[0]); i++)
-		bpf_program__set_autoload(kprobe_progs[i], kprobes);
-	if (!kprobes && !*have_trylock) {
-		bpf_program__set_autoload(obj->progs.down_write_trylock_entry, false);
-		bpf_program__set_autoload(obj->progs.down_write_trylock_exit, false);
-	}
-	if (kprobes && !*have_trylock)
-		bpf_program__set_autoload(obj->progs.kp_down_write_trylock_exit, false);
-	if (!kallsyms_has_func("exit_mmap")) {
+	pc.kprobes = kprobes;
+	pc.trylock = kallsyms_has_func("down_write_trylock");
+	pc.wait = vmlinux_btf_has_tracepoint("contention_begin") &&
+		  vmlinux_btf_has_tracepoint("contention_end");
+	exit_mmap = kallsyms_has_func("exit_mmap");
+	if (!exit_mmap)
 		fprintf(stderr, "mmlockstat: warning: no exit_mmap(): a dead "
 			"process's lock stays in the maps (drops.map_full may "
 			"grow on a long run)\n");
-		bpf_program__set_autoload(obj->progs.exit_mmap_entry, false);
-		bpf_program__set_autoload(obj->progs.kp_exit_mmap_entry, false);
+	vma_avail = vma_locks_traceable();
+
+	bpf_object__for_each_program(p, obj->obj)
+		bpf_program__set_autoload(p, false);
+
+	/* the write side: every write hold of an mm's lock */
+	if (!kprobes) {
+		use(obj->progs.down_write_entry);
+		use(obj->progs.down_write_exit);
+		use(obj->progs.down_write_killable_entry);
+		use(obj->progs.down_write_killable_exit);
+		use(obj->progs.up_write_entry);
+		use(obj->progs.downgrade_write_entry);
+		if (pc.trylock) {
+			use(obj->progs.down_write_trylock_entry);
+			use(obj->progs.down_write_trylock_exit);
+		}
+		if (exit_mmap)
+			use(obj->progs.exit_mmap_entry);
+	} else {
+		/* kp_down_write_entry: also down_write_killable and
+		 * down_write_trylock (attach_probes()) */
+		use(obj->progs.kp_down_write_entry);
+		use(obj->progs.kp_down_write_exit);
+		use(obj->progs.kp_down_write_killable_exit);
+		use(obj->progs.kp_up_write_entry);
+		use(obj->progs.kp_downgrade_write_entry);
+		if (pc.trylock)
+			use(obj->progs.kp_down_write_trylock_exit);
+		if (exit_mmap)
+			use(obj->progs.kp_exit_mmap_entry);
+	}
+	/* waits */
+	if (pc.wait) {
+		use(obj->progs.contention_begin);
+		use(obj->progs.contention_end);
+	}
+	if (vma_avail) {
+		use(obj->progs.vma_lock_exit);
+		use(obj->progs.fallback_entry);
+		use(obj->progs.fallback_exit);
+	}
+	/* read holds: downgraded phases only (ended at the downgrading
+	 * function's return), or --full: every one */
+	if (!env.full) {
+		use(obj->progs.read_end_kretprobe);
+	} else if (kprobes) {
+		use(obj->progs.tp_start_locking);
+		use(obj->progs.tp_acquire_returned);
+		use(obj->progs.tp_released);
+		use(obj->progs.kp_up_read_entry);
+	} else {
+		for (i = 0; i < ARRAY_SIZE(read_progs); i++)
+			if (kallsyms_has_func(read_progs[i].func) &&
+			    (!read_tp || read_progs[i].blocking))
+				use(*read_progs[i].prog);
+		if (read_tp) {
+			use(obj->progs.tpb_acquire_returned);
+			use(obj->progs.tpb_released);
+		}
+		use(obj->progs.exec_done);
+		use(obj->progs.exit_done);
 	}
 
-	*have_wait = vmlinux_btf_has_tracepoint("contention_begin") &&
-		     vmlinux_btf_has_tracepoint("contention_end");
-	bpf_program__set_autoload(obj->progs.contention_begin, *have_wait);
-	bpf_program__set_autoload(obj->progs.contention_end, *have_wait);
-	vma_avail = vma_locks_traceable(kprobes, *have_wait);
-	bpf_program__set_autoload(obj->progs.vma_lock_exit, vma_avail);
-	bpf_program__set_autoload(obj->progs.fallback_entry, vma_avail);
-	bpf_program__set_autoload(obj->progs.fallback_exit, vma_avail);
 	obj->rodata->vma_locks = vma_avail;
-
-	/* --full: the rwsem read functions with fentry/fexit; the mmap_lock
-	 * tracepoints only in the kprobe fallback. */
-	bpf_program__set_autoload(obj->progs.tp_start_locking, env.full && kprobes);
-	bpf_program__set_autoload(obj->progs.tp_acquire_returned, env.full && kprobes);
-	bpf_program__set_autoload(obj->progs.tp_released, env.full && kprobes);
-	bpf_program__set_autoload(obj->progs.read_end_kretprobe, !env.full);
-	bpf_program__set_autoload(obj->progs.kp_up_read_entry, env.full && kprobes);
-	for (i = 0; i < sizeof(read_progs) / sizeof(read_progs[0]); i++)
-		bpf_program__set_autoload(*read_progs[i].prog,
-			env.full && !kprobes && kallsyms_has_func(read_progs[i].func) &&
-			(!read_tp || read_progs[i].blocking));
-	bpf_program__set_autoload(obj->progs.tpb_acquire_returned, read_tp && !kprobes);
-	bpf_program__set_autoload(obj->progs.tpb_released, read_tp && !kprobes);
-	bpf_program__set_autoload(obj->progs.exec_done, env.full && !kprobes);
-	bpf_program__set_autoload(obj->progs.exit_done, env.full && !kprobes);
 	obj->rodata->full_fentry = env.full && !kprobes && !read_tp;
 	obj->rodata->full_tp = read_tp && !kprobes;
 	obj->rodata->nr_cpus = ncpus;
@@ -770,82 +773,75 @@ static int open_and_load(bool kprobes, bool *have_wait, bool *have_trylock)
 			obj->maps.rholds,
 		};
 
-		for (i = 0; i < sizeof(maps) / sizeof(maps[0]); i++)
+		for (i = 0; i < ARRAY_SIZE(maps); i++)
 			bpf_map__set_max_entries(maps[i], env.map_entries);
 	}
-	return mmlockstat_bpf__load(obj);
+	return 0;
 }
 
-static int attach_all(bool kprobes, bool have_wait, bool have_trylock)
+/* A kprobe program on one more function: SEC() names only one. */
+static int attach_kprobe(struct bpf_program *p, const char *func, bool ret,
+			 bool quiet)
 {
-	int n = 0;
+	struct bpf_link *l = bpf_program__attach_kprobe(p, ret, func);
 
-	if (!kprobes) {
-		if (attach_prog(obj->progs.down_write_entry, "fentry/down_write") ||
-		    attach_prog(obj->progs.down_write_exit, "fexit/down_write") ||
-		    attach_prog(obj->progs.down_write_killable_entry, "fentry/down_write_killable") ||
-		    attach_prog(obj->progs.down_write_killable_exit, "fexit/down_write_killable") ||
-		    attach_prog(obj->progs.up_write_entry, "fentry/up_write") ||
-		    attach_prog(obj->progs.downgrade_write_entry, "fentry/downgrade_write"))
-			return -1;
-		if (have_trylock &&
-		    (attach_prog(obj->progs.down_write_trylock_entry, "fentry/down_write_trylock") ||
-		     attach_prog(obj->progs.down_write_trylock_exit, "fexit/down_write_trylock")))
-			return -1;
-		if (bpf_program__autoload(obj->progs.exit_mmap_entry) &&
-		    attach_prog(obj->progs.exit_mmap_entry, "fentry/exit_mmap"))
-			return -1;
-	} else {
-		if (attach_kprobe(obj->progs.kp_down_write_entry, "down_write", false, false) ||
-		    attach_kprobe(obj->progs.kp_down_write_exit, "down_write", true, false) ||
-		    attach_kprobe(obj->progs.kp_down_write_entry, "down_write_killable", false, false) ||
-		    attach_kprobe(obj->progs.kp_down_write_killable_exit, "down_write_killable", true, false) ||
-		    attach_kprobe(obj->progs.kp_up_write_entry, "up_write", false, false) ||
-		    attach_kprobe(obj->progs.kp_downgrade_write_entry, "downgrade_write", false, false))
-			return -1;
-		if (have_trylock &&
-		    (attach_kprobe(obj->progs.kp_down_write_entry, "down_write_trylock", false, false) ||
-		     attach_kprobe(obj->progs.kp_down_write_trylock_exit, "down_write_trylock", true, false)))
-			return -1;
-		if (bpf_program__autoload(obj->progs.kp_exit_mmap_entry) &&
-		    attach_kprobe(obj->progs.kp_exit_mmap_entry, "exit_mmap", false, false))
-			return -1;
+	if (!l) {
+		if (!quiet)
+			fprintf(stderr, "mmlockstat: cannot attach %s to %s: %s\n",
+				ret ? "kretprobe" : "kprobe", func, strerror(errno));
+		return -1;
 	}
-	if (have_wait &&
-	    (attach_prog(obj->progs.contention_begin, "tp_btf/contention_begin") ||
-	     attach_prog(obj->progs.contention_end, "tp_btf/contention_end")))
-		return -1;
-	if (vma_avail &&
-	    (attach_prog(obj->progs.vma_lock_exit, "fexit/lock_vma_under_rcu") ||
-	     attach_prog(obj->progs.fallback_entry, "fentry/lock_mm_and_find_vma") ||
-	     attach_prog(obj->progs.fallback_exit, "fexit/lock_mm_and_find_vma")))
-		return -1;
+	if (nr_kp_links < MAX_KP_LINKS)	/* to read its misses */
+		kp_links[nr_kp_links++] = l;
+	if (env.verbose)
+		fprintf(stderr, "mmlockstat: probe %s/%s\n",
+			ret ? "kretprobe" : "kprobe", func);
+	return 0;
+}
 
-	if (env.full && kprobes) {
-		if (attach_prog(obj->progs.tp_start_locking, "mmap_lock:mmap_lock_start_locking") ||
-		    attach_prog(obj->progs.tp_acquire_returned, "mmap_lock:mmap_lock_acquire_returned") ||
-		    attach_prog(obj->progs.tp_released, "mmap_lock:mmap_lock_released") ||
-		    attach_kprobe(obj->progs.kp_up_read_entry, "up_read", false, false))
-			return -1;
-	} else if (env.full) {
-		/* up_read / released last: a hold is only ended once it can
-		 * start */
-		for (size_t i = 0; i < sizeof(read_progs) / sizeof(read_progs[0]); i++)
-			if (bpf_program__autoload(*read_progs[i].prog) &&
-			    attach_prog(*read_progs[i].prog, read_progs[i].what))
-				return -1;
-		if (read_tp &&
-		    (attach_prog(obj->progs.tpb_acquire_returned, "tp_btf/mmap_lock_acquire_returned") ||
-		     attach_prog(obj->progs.tpb_released, "tp_btf/mmap_lock_released")))
-			return -1;
+/*
+ * One skeleton attach for every program loaded whose SEC() names its
+ * target, in the object's order: each end probe is defined after its
+ * start, so a hold is only ended once its start can be seen. Then the
+ * kprobes on more functions than their SEC() names.
+ */
+static int attach_probes(void)
+{
+	const struct bpf_object_skeleton *s = obj->skeleton;
+	int err, n = 0;
+
+	err = mmlockstat_bpf__attach(obj);
+	if (err) {
+		fprintf(stderr, "mmlockstat: cannot attach BPF programs: %s%s\n",
+			strerror(-err), env.verbose ? "" : "; libbpf said:");
+		libbpf_log_print(stderr, "  ");
+		return -1;
 	}
+	for (int i = 0; i < s->prog_cnt; i++) {
+		struct bpf_program *p = *s->progs[i].prog;
+		struct bpf_link *l = *s->progs[i].link;
+
+		if (!l)
+			continue;
+		if (bpf_program__type(p) == BPF_PROG_TYPE_KPROBE &&
+		    nr_kp_links < MAX_KP_LINKS)
+			kp_links[nr_kp_links++] = l;
+		if (env.verbose)
+			fprintf(stderr, "mmlockstat: probe %s\n",
+				bpf_program__section_name(p));
+	}
+	if (pc.kprobes &&
+	    (attach_kprobe(obj->progs.kp_down_write_entry, "down_write_killable", false, false) ||
+	     (pc.trylock &&
+	      attach_kprobe(obj->progs.kp_down_write_entry, "down_write_trylock", false, false))))
+		return -1;
 	if (env.full) {
 		if (env.nr_read_end)
 			fprintf(stderr, "mmlockstat: -E ignored with --full "
 				"(read phases end at up_read)\n");
 		return 0;
 	}
-	for (size_t i = 0; i < sizeof(read_end_funcs) / sizeof(read_end_funcs[0]); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(read_end_funcs); i++)
 		if (kallsyms_has_func(read_end_funcs[i]) &&
 		    !attach_kprobe(obj->progs.read_end_kretprobe, read_end_funcs[i], true, true))
 			n++;
@@ -865,6 +861,52 @@ static int attach_all(bool kprobes, bool have_wait, bool have_trylock)
 	return 0;
 }
 
+/* Open, choose, load; on a kernel whose fentry/fexit do not load (no
+ * trampolines), once more with kprobes. */
+static int open_and_load(void)
+{
+	int err;
+
+	for (bool kprobes = env.kprobes; ; kprobes = true) {
+		obj = mmlockstat_bpf__open();
+		if (!obj) {
+			fprintf(stderr, "mmlockstat: cannot open BPF object: %s\n",
+				strerror(errno));
+			return -1;
+		}
+		err = choose_probes(kprobes);
+		if (err)
+			return err;
+		err = mmlockstat_bpf__load(obj);
+		if (!err || kprobes)
+			break;
+		fprintf(stderr, "mmlockstat: fentry/fexit unavailable (%s); "
+			"falling back to kprobes\n", strerror(-err));
+		mmlockstat_bpf__destroy(obj);
+	}
+	if (err) {
+		fprintf(stderr, "mmlockstat: cannot load BPF programs: %s%s\n",
+			strerror(-err), env.verbose ? "" : "; libbpf said:");
+		libbpf_log_print(stderr, "  ");
+		if (err == -ENOMEM)
+			fprintf(stderr, "mmlockstat: BPF maps are charged to the "
+				"memory cgroup: raise its memory.max, or run "
+				"outside the limit\n");
+		return err;
+	}
+	env.kprobes = pc.kprobes;
+	if (env.verbose)
+		fprintf(stderr, "mmlockstat: chose %s write probes, %s, %s%s\n",
+			pc.kprobes ? "kprobe" : "fentry/fexit",
+			pc.wait ? "tp_btf contention waits" : "no waits",
+			!env.full ? "kretprobes ending downgraded read phases" :
+			pc.kprobes ? "mmap_lock tracepoints (perf) for read holds" :
+			read_tp ? "tp_btf mmap_lock tracepoints for read holds" :
+				  "fentry/fexit read holds",
+			vma_avail ? ", per-VMA locks" : "");
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct argp argp = {
@@ -873,7 +915,6 @@ int main(int argc, char **argv)
 		.doc = argp_program_doc,
 	};
 	struct ring_buffer *rb = NULL;
-	bool have_wait = false, have_trylock = false;
 	unsigned long long next_print = 0, end_ns = 0, last_pid_check = 0;
 	struct utsname u;
 	int err, lfd = -1;
@@ -919,38 +960,16 @@ int main(int argc, char **argv)
 		  !(getenv("MMLS_READ_PROBES") && !strcmp(getenv("MMLS_READ_PROBES"), "fentry"));
 	libbpf_set_print(libbpf_print_fn);
 
-	obj = mmlockstat_bpf__open();
-	if (!obj) {
-		fprintf(stderr, "mmlockstat: cannot open BPF object: %s\n",
-			strerror(errno));
-		return 1;
-	}
-	err = open_and_load(env.kprobes, &have_wait, &have_trylock);
-	if (err && !env.kprobes) {
-		fprintf(stderr, "mmlockstat: fentry/fexit unavailable (%s); "
-			"falling back to kprobes\n", strerror(-err));
-		mmlockstat_bpf__destroy(obj);
-		obj = mmlockstat_bpf__open();
-		env.kprobes = true;
-		err = obj ? open_and_load(true, &have_wait, &have_trylock) : -errno;
-	}
-	if (err) {
-		fprintf(stderr, "mmlockstat: cannot load BPF programs: %s%s\n",
-			strerror(-err), env.verbose ? "" : "; libbpf said:");
-		libbpf_log_print(stderr, "  ");
-		if (err == -ENOMEM)
-			fprintf(stderr, "mmlockstat: BPF maps are charged to the "
-				"memory cgroup: raise its memory.max, or run "
-				"outside the limit\n");
+	err = open_and_load();
+	if (err)
 		goto cleanup;
-	}
-	if (env.kprobes)
+	if (pc.kprobes)
 		probe_kind = "kprobe";
-	if (!have_wait)
+	if (!pc.wait)
 		fprintf(stderr, "mmlockstat: warning: no lock:contention_begin "
 			"tracepoint (kernel < 5.19?): read_wait and write_wait "
 			"stay empty\n");
-	err = attach_all(env.kprobes, have_wait, have_trylock);
+	err = attach_probes();
 	if (err)
 		goto cleanup;
 	if (env.full)

@@ -422,50 +422,15 @@ static const char *required[] = {
 	"__vm_munmap", "down_write_killable", "downgrade_write", "up_write", "up_read",
 };
 
-int main(int argc, char **argv)
+/*
+ * Every choice of what to load, in one place, before the load; the one
+ * skeleton attach in main() then attaches everything loaded. Notes on
+ * stderr name what this kernel cannot give.
+ */
+static void choose_probes(struct munmapsnoop_bpf *obj)
 {
-	static const struct argp argp = {
-		.options = opts,
-		.parser = parse_arg,
-		.doc = argp_program_doc,
-	};
-	struct ring_buffer *rb = NULL;
-	struct munmapsnoop_bpf *obj = NULL;
-	unsigned long long deadline = 0;
 	bool have_region, have_vms_clear, have_fallback, have_waits, vms;
-	char buf[256];
-	size_t i;
-	int err;
 
-	err = argp_parse(&argp, argc, argv, 0, NULL, NULL);
-	if (err)
-		return err;
-
-	if (geteuid() != 0)
-		return die("must run as root", "loading BPF programs needs root (CAP_BPF, CAP_PERFMON)");
-	if (access(VMLINUX_BTF, R_OK))
-		return die("the kernel has no BTF (" VMLINUX_BTF " missing)",
-			   "rebuild it with CONFIG_DEBUG_INFO_BTF=y");
-	if (env.pid && kill(env.pid, 0) && errno == ESRCH) {
-		fprintf(stderr, "munmapsnoop: no process with PID %d\n", env.pid);
-		return 1;
-	}
-	libbpf_set_print(libbpf_print_fn);
-
-	if (!vmlinux_btf())
-		return die("cannot read the kernel BTF from " VMLINUX_BTF,
-			   "rebuild the kernel with CONFIG_DEBUG_INFO_BTF=y");
-	for (i = 0; i < sizeof(required) / sizeof(required[0]); i++) {
-		if (!btf_func(required[i])) {
-			snprintf(buf, sizeof(buf),
-				 "required kernel function %s() not found in the kernel BTF", required[i]);
-			return die(buf, "it is inlined or renamed in this kernel; munmapsnoop cannot trace it");
-		}
-	}
-
-	obj = munmapsnoop_bpf__open();
-	if (!obj)
-		return die("failed to open the BPF object", "run with -v for libbpf's message");
 	obj->rodata->targ_tgid = env.pid;
 	if (env.comm[0]) {
 		obj->rodata->filter_comm = true;
@@ -533,6 +498,52 @@ int main(int argc, char **argv)
 		fprintf(stderr, "munmapsnoop: note: no lock:contention_begin/end tracepoints: "
 			"waiters and wait_ns stay 0\n");
 	}
+}
+
+int main(int argc, char **argv)
+{
+	static const struct argp argp = {
+		.options = opts,
+		.parser = parse_arg,
+		.doc = argp_program_doc,
+	};
+	struct ring_buffer *rb = NULL;
+	struct munmapsnoop_bpf *obj = NULL;
+	unsigned long long deadline = 0;
+	char buf[256];
+	size_t i;
+	int err;
+
+	err = argp_parse(&argp, argc, argv, 0, NULL, NULL);
+	if (err)
+		return err;
+
+	if (geteuid() != 0)
+		return die("must run as root", "loading BPF programs needs root (CAP_BPF, CAP_PERFMON)");
+	if (access(VMLINUX_BTF, R_OK))
+		return die("the kernel has no BTF (" VMLINUX_BTF " missing)",
+			   "rebuild it with CONFIG_DEBUG_INFO_BTF=y");
+	if (env.pid && kill(env.pid, 0) && errno == ESRCH) {
+		fprintf(stderr, "munmapsnoop: no process with PID %d\n", env.pid);
+		return 1;
+	}
+	libbpf_set_print(libbpf_print_fn);
+
+	if (!vmlinux_btf())
+		return die("cannot read the kernel BTF from " VMLINUX_BTF,
+			   "rebuild the kernel with CONFIG_DEBUG_INFO_BTF=y");
+	for (i = 0; i < sizeof(required) / sizeof(required[0]); i++) {
+		if (!btf_func(required[i])) {
+			snprintf(buf, sizeof(buf),
+				 "required kernel function %s() not found in the kernel BTF", required[i]);
+			return die(buf, "it is inlined or renamed in this kernel; munmapsnoop cannot trace it");
+		}
+	}
+
+	obj = munmapsnoop_bpf__open();
+	if (!obj)
+		return die("failed to open the BPF object", "run with -v for libbpf's message");
+	choose_probes(obj);
 
 	err = munmapsnoop_bpf__load(obj);
 	if (err) {

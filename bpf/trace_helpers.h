@@ -12,6 +12,10 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#ifndef ARRAY_SIZE
+#define ARRAY_SIZE(x) (sizeof(x) / sizeof((x)[0]))
+#endif
+
 /* ---- libbpf's messages ---- */
 /*
  * libbpf's warnings, kept instead of printed (a tool that falls back from
