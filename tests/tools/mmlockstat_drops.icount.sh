@@ -27,19 +27,32 @@
 #   (struct event is 184 bytes, plus the 8-byte record header), so exactly
 #   4000 - 1365 = 2635 are lost; the histogram still counts all 4000. The
 #   control (400 calls) loses none.
-# Recursion misses (bpf_prog_info.recursion_misses) cannot be forced from
-# user space here; the schema check holds them to a non-negative integer.
+# - recursion misses: with --kprobes --full the tool's programs on the
+#   mmap_lock tracepoints run through perf, under the per-CPU guard that
+#   kprobe and perf programs share (bpf_prog_active): a tracepoint fired
+#   while another such program runs on the CPU does not run the tool's
+#   program. tests/bin/bpf_recurse attaches a kprobe program to getppid()
+#   that takes its own process's mmap_lock for read (bpf_find_vma()), and
+#   calls getppid() REC_N times: each take fires mmap_lock_start_locking,
+#   _acquire_returned and _released under the guard, 3 x REC_N skipped
+#   runs of the tool's programs, and the release hits the tool's kprobe on
+#   up_read inside bpf_recurse's kprobe, which kprobes skip (REC_N kprobe
+#   misses). From 6.7 on (Debian's 6.12) the kernel counts both: exactly
+#   3 x REC_N recursion_misses and REC_N kprobe_misses. 6.1 skips them
+#   without counting: 0 and null, never a made-up figure. The control (the
+#   same calls, no program) counts none.
 # shellcheck source=../lib.sh
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/mmls_lib.sh"
 mmls_icount_setup mmlockstat_drops
 
-NBRK=16 RING_N=4000 RING_CTRL=400
+NBRK=16 RING_N=4000 RING_CTRL=400 REC_N=1000
 RING_CAP=$((262144 / 192))
-N_FULL=3 N_TEXT=1 N_CTRL=3 N_RING=2 N_RING_CTRL=2 N_SCHEMA=1
-plan $((N_FULL + N_TEXT + N_CTRL + N_RING + N_RING_CTRL + N_SCHEMA))
+N_FULL=3 N_TEXT=1 N_CTRL=3 N_RING=2 N_RING_CTRL=2 N_REC=3 N_REC_CTRL=2 N_SCHEMA=1
+plan $((N_FULL + N_TEXT + N_CTRL + N_RING + N_RING_CTRL + N_REC + N_REC_CTRL + N_SCHEMA))
 [ -x "$TOOL" ] || abort "bpf/mmlockstat is built (make tools)"
-[ -x "$HOLD" ] || abort "tests/bin/mmls_hold is built (make -C tests/tools)"
+[ -x "$HOLD" ] && [ -x "$TESTBIN/bpf_recurse" ] && [ -f "$TESTBIN/bpf_recurse.bpf.o" ] ||
+	abort "tests/bin/mmls_hold and bpf_recurse are built (make -C tests/tools)"
 if [ ! -d /sys/kernel/debug/test_mmap_lock ] &&
    ! modprobe test_mmap_lock 2>"$out/modprobe.err"; then
 	abort "modprobe test_mmap_lock: $(head -n1 "$out/modprobe.err")"
@@ -128,6 +141,49 @@ else
 	fail_n $N_RING_CTRL "ringctrl: ran: $(cat "$out/ringctrl.why")"
 fi
 
+# --- recursion misses --------------------------------------------------------
+# rec_run NAME BPF_RECURSE-ARGS...: bpf_recurse under mmlockstat --kprobes
+# --full -j (every process: a skipped program never reaches the filters);
+# 0 if both ran.
+rec_run() {
+	local name=$1
+	shift
+	if ! tool_start "$name" "$out/$name.json" "$out/$name.err" "$TOOL" --kprobes --full -j; then
+		echo "mmlockstat attached: $(tail -n 2 "$out/$name.err")" >"$out/$name.why"
+		return 1
+	fi
+	"$TESTBIN/bpf_recurse" -n $REC_N "$@" >"$out/$name.rec" 2>&1
+	echo "$?" >"$out/$name.rec.rc"
+	tool_stop "$name"
+	[ "$TOOL_RC" = 0 ] && return 0
+	echo "mmlockstat exit $TOOL_RC: $(tail -n 2 "$out/$name.err")" >"$out/$name.why"
+	return 1
+}
+if [ "$want_miss" = None ]; then
+	want_rec=0 want_rec_kp=None
+else
+	want_rec=$((3 * REC_N)) want_rec_kp=$REC_N
+fi
+if rec_run rec; then
+	check_eq "rec: bpf_recurse's program took its mmap_lock on each call (exit $(cat "$out/rec.rec.rc"))" \
+		"$(cat "$out/rec.rec")" "calls $REC_N hits $REC_N found $REC_N"
+	check_eq "rec: 3 x $REC_N tracepoint runs skipped under the guard: drops.recursion_misses (kernel $(uname -r); 0: not counted before 6.7)" \
+		"$(get rec 'o["drops"]["recursion_misses"]')" "$want_rec"
+	check_eq "rec: the up_read kprobe inside another kprobe, $REC_N times: drops.kprobe_misses (None: not reported before 6.7)" \
+		"$(get rec 'o["drops"]["kprobe_misses"]')" "$want_rec_kp"
+else
+	fail_n $N_REC "rec: ran: $(cat "$out/rec.why")"
+fi
+if rec_run recctrl --no-bpf; then
+	check_eq "recctrl: the same calls, no program (exit $(cat "$out/recctrl.rec.rc"))" \
+		"$(cat "$out/recctrl.rec")" "calls $REC_N hits 0 found 0"
+	check_eq "recctrl: drops.recursion_misses" \
+		"$(get recctrl 'o["drops"]["recursion_misses"]')" 0
+else
+	fail_n $N_REC_CTRL "recctrl: ran: $(cat "$out/recctrl.why")"
+fi
+
 pycheck "all JSON outputs match schema 1 (drops: every cause an integer, kprobe_misses may be null)" \
-	schema "$out/full.json" "$out/ctrl.json" "$out/ring.json" "$out/ringctrl.json"
+	schema "$out/full.json" "$out/ctrl.json" "$out/ring.json" "$out/ringctrl.json" \
+	"$out/rec.json" "$out/recctrl.json"
 finish
