@@ -509,14 +509,6 @@ static void serve_metrics(FILE *f, void *ctx)
 	prom_body(f, &out, by_mode, NR_MODES, &mode_prev);
 }
 
-/* ---- probes ------------------------------------------------------------ */
-
-struct wfunc {
-	const char *name;
-	bool required;
-	struct bpf_program *fentry, *fexit;
-};
-
 /* ---- probes: one place chooses, per kernel, then one attach ------------ */
 
 /* Functions that end a downgraded read phase in default mode (the first
