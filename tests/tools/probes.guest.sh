@@ -46,6 +46,14 @@ bpf_fds() {
 	done
 }
 
+# The tools' stderr (mmlockstat -v: ~230 KB of libbpf's messages in small
+# writes) goes to the guest's own /tmp, and is copied to $out after each
+# run: on Debian's 6.12 a share mounted cache=mmap once lost the last
+# writes to such a file (the "Tracing" line never appeared, in the guest
+# or on the host, while the tool ran its main loop), so tool_start waited
+# for good.
+err=$(mktemp -d /tmp/probes.XXXXXX)
+at_exit "rm -rf '$err'"
 i=0
 for set in "${SETS[@]}"; do
 	IFS='|' read -r name tool envs opts <<<"$set"
@@ -53,7 +61,7 @@ for set in "${SETS[@]}"; do
 	n=$N_SNOOP args=()
 	[ "$tool" = mmlockstat ] && n=$N_MMLS args=(-v -j)
 	# shellcheck disable=SC2086	# opts and envs are word lists
-	if tool_start "s$i" "$out/s$i.out" "$out/s$i.err" env $envs "$TOP/bpf/$tool" "${args[@]}" $opts; then
+	if tool_start "s$i" "$out/s$i.out" "$err/s$i.err" env $envs "$TOP/bpf/$tool" "${args[@]}" $opts; then
 		pid=${TOOL_PIDS[s$i]}
 		bpf_fds "$pid" >"$out/s$i.fds"
 		progs=$(awk '$1 == "prog"' "$out/s$i.fds" | sort -u | wc -l)
@@ -65,6 +73,7 @@ for set in "${SETS[@]}"; do
 			names+=" $(bpftool prog show id "$id" 2>/dev/null | sed -n 's/.* name \([^ ]*\) .*/\1/p;q')($id)"
 		done
 		tool_stop "s$i"
+		cp "$err/s$i.err" "$out/s$i.err"
 		check_range "$name: the tool ran (exit $TOOL_RC) with its programs loaded: $progs programs, $links links" \
 			"$progs" 6 100
 		check_eq "$name: every loaded program is attached: programs without a link" \
@@ -74,6 +83,7 @@ for set in "${SETS[@]}"; do
 				"$(grep -c '^mmlockstat: probe ' "$out/s$i.err")" "$links"
 	else
 		[ -n "${TOOL_PIDS[s$i]:-}" ] && tool_stop "s$i" KILL
+		cp "$err/s$i.err" "$out/s$i.err"
 		fail_n "$n" "$name: $tool started: $(tail -n 1 "$out/s$i.err")"
 	fi
 done
