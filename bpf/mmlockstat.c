@@ -771,6 +771,21 @@ static int choose_probes(bool kprobes)
 	return 0;
 }
 
+/* Its misses are read from the kernel (read_losses()). */
+static void keep_kp_link(struct bpf_link *l)
+{
+	if (nr_kp_links < MAX_KP_LINKS)
+		kp_links[nr_kp_links++] = l;
+}
+
+/* A load or attach that failed: why, in libbpf's words too. */
+static void bpf_failed(const char *what, int err)
+{
+	fprintf(stderr, "mmlockstat: cannot %s BPF programs: %s%s\n", what,
+		strerror(-err), env.verbose ? "" : "; libbpf said:");
+	libbpf_log_print(stderr, "  ");
+}
+
 /* A kprobe program on one more function: SEC() names only one. */
 static int attach_kprobe(struct bpf_program *p, const char *func, bool ret,
 			 bool quiet)
@@ -783,8 +798,7 @@ static int attach_kprobe(struct bpf_program *p, const char *func, bool ret,
 				ret ? "kretprobe" : "kprobe", func, strerror(errno));
 		return -1;
 	}
-	if (nr_kp_links < MAX_KP_LINKS)	/* to read its misses */
-		kp_links[nr_kp_links++] = l;
+	keep_kp_link(l);
 	if (env.verbose)
 		fprintf(stderr, "mmlockstat: probe %s/%s\n",
 			ret ? "kretprobe" : "kprobe", func);
@@ -804,9 +818,7 @@ static int attach_probes(void)
 
 	err = mmlockstat_bpf__attach(obj);
 	if (err) {
-		fprintf(stderr, "mmlockstat: cannot attach BPF programs: %s%s\n",
-			strerror(-err), env.verbose ? "" : "; libbpf said:");
-		libbpf_log_print(stderr, "  ");
+		bpf_failed("attach", err);
 		return -1;
 	}
 	for (int i = 0; i < s->prog_cnt; i++) {
@@ -815,9 +827,8 @@ static int attach_probes(void)
 
 		if (!l)
 			continue;
-		if (bpf_program__type(p) == BPF_PROG_TYPE_KPROBE &&
-		    nr_kp_links < MAX_KP_LINKS)
-			kp_links[nr_kp_links++] = l;
+		if (bpf_program__type(p) == BPF_PROG_TYPE_KPROBE)
+			keep_kp_link(l);
 		if (env.verbose)
 			fprintf(stderr, "mmlockstat: probe %s\n",
 				bpf_program__section_name(p));
@@ -877,16 +888,13 @@ static int open_and_load(void)
 		mmlockstat_bpf__destroy(obj);
 	}
 	if (err) {
-		fprintf(stderr, "mmlockstat: cannot load BPF programs: %s%s\n",
-			strerror(-err), env.verbose ? "" : "; libbpf said:");
-		libbpf_log_print(stderr, "  ");
+		bpf_failed("load", err);
 		if (err == -ENOMEM)
 			fprintf(stderr, "mmlockstat: BPF maps are charged to the "
 				"memory cgroup: raise its memory.max, or run "
 				"outside the limit\n");
 		return err;
 	}
-	env.kprobes = pc.kprobes;
 	if (env.verbose)
 		fprintf(stderr, "mmlockstat: chose %s write probes, %s, %s%s\n",
 			pc.kprobes ? "kprobe" : "fentry/fexit",
@@ -993,7 +1001,7 @@ int main(int argc, char **argv)
 		.vma_avail = vma_avail,
 		.kernel = kernel_release,
 		.probes = probe_kind,
-		.read_probes = env.kprobes ? "tracepoint" :
+		.read_probes = pc.kprobes ? "tracepoint" :
 			       read_tp ? "tp_btf" : "fentry",
 		.tp_memcg = tp_memcg,
 		.start_ns = start_ns,
