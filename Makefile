@@ -46,7 +46,7 @@ help:
 	@echo "  make trace       run a bpftrace script in the guest next to a workload (SCRIPT=$(SCRIPT))"
 	@echo "  make bench       tracing overhead benchmark (scripts/bench-overhead)"
 	@echo "  make live        guest with mmlockstat --prometheus forwarded to the host"
-	@echo "  make check-patches  checkpatch.pl --strict on kernel-patches/"
+	@echo "  make check-patches  checkpatch.pl --strict on kernel-patches/, and the series' files built for arm64 and powerpc64le"
 	@echo "  make clean       remove build outputs in the checkout (the kernel cache stays)"
 
 # Each target installs what it needs (scripts/deps GROUP); `make deps` the
@@ -103,6 +103,7 @@ live: deps-live tools workloads
 
 check-patches: kernel
 	@scripts/check-patches
+	@scripts/cross-build
 
 clean:
 	-@$(MAKE) -s -C bpf clean 2>/dev/null
