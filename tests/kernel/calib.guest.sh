@@ -17,8 +17,9 @@ BAD=("write 0" "write 99999999" "write 10000001" "bogus 5" "write"
 	"write 5 junk" "write 5junk" "read -5" "read 0x10" "downgrade 5"
 	"downgrade 5 0" "downgrade 5 6 7" "read 5 6" "   " "$long")
 GOOD=("write 1000" $'read 2000\n' "downgrade 1000 1000")
-# modprobe, 3 file checks, the good and the bad requests, rmmod
-plan $((1 + 3 + ${#BAD[@]} + ${#GOOD[@]} + 1))
+# modprobe, 3 file checks, the good and the bad requests, rmmod during a
+# hold (3), rmmod
+plan $((1 + 3 + ${#BAD[@]} + ${#GOOD[@]} + 3 + 1))
 
 [ -x "$CW" ] || abort "calib_wait is built: $CW missing (make -C tests/kernel)"
 modprobe test_mmap_lock 2>"$out/modprobe.err" ||
@@ -56,6 +57,32 @@ for req in "${BAD[@]}"; do
 		fail "request '${req:0:24}' rejected with EINVAL, nothing held: rc/errno $r, last '$(cat "$LAST")' (was '$last0')"
 	fi
 done
+
+# rmmod while a hold is in progress: the open hold file pins the module
+# (its fops' .owner), so rmmod is refused and the hold runs to its end.
+# The module's refcount shows the file open before the request is taken.
+REF=/sys/module/test_mmap_lock/refcnt
+"$CW" -x "write 2000000" >"$out/rmmod-hold.txt" 2>&1 &
+hp=$!
+pinned=0
+for ((i = 0; i < 300; i++)); do
+	[ "$(cat "$REF" 2>/dev/null)" = 1 ] && { pinned=1; break; }
+	kill -0 "$hp" 2>/dev/null || break
+	sleep 0.1
+done
+if [ "$pinned" = 1 ]; then
+	rmmod test_mmap_lock 2>"$out/rmmod-busy.err"
+	rc=$?
+	# shellcheck disable=SC2016 # $1 is the inner shell's
+	check "rmmod during a hold is refused, the module stays (exit $rc: $(head -c 80 "$out/rmmod-busy.err"))" \
+		sh -c '[ "$1" != 0 ] && [ -d /sys/module/test_mmap_lock ]' _ "$rc"
+else
+	fail "rmmod during a hold: the hold file never showed open (refcnt '$(cat "$REF" 2>/dev/null)')"
+fi
+wait "$hp"
+check_eq "the hold rmmod was refused during ran to its end (rc/errno of the 2 s write)" \
+	"$(sed -n 's/^rc=//p' "$out/rmmod-hold.txt")/$(sed -n 's/^errno=//p' "$out/rmmod-hold.txt")" 0/0
+check_eq "the module's refcount is back to 0" "$(cat "$REF" 2>/dev/null)" 0
 
 check "rmmod test_mmap_lock" rmmod test_mmap_lock
 finish
