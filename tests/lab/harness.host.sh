@@ -3,10 +3,12 @@
 # files: it passes a good file and fails a missing check, a failing check,
 # a non-zero exit, a file that never ran, an unexpected skip and a kernel
 # splat while a guest file ran; it counts skips apart, reads a '#' inside a
-# check's text as text, and runs a failing file exactly once. A file's run
-# on a Debian kernel keeps its outputs apart from its lab kernel run's.
+# check's text as text, and runs a failing file exactly once. A file's
+# kernel-log check reads the log from its own start marker: a splat before
+# it is not its own. A file's run on a Debian kernel keeps its outputs
+# apart from its lab kernel run's.
 . "$(dirname "$0")/../lib.sh"
-plan 18
+plan 19
 d=$(test_out lab-harness)
 rm -rf "$d" && mkdir -p "$d/t" "$d/bin"
 t=$d/t
@@ -23,6 +25,7 @@ mk hash 'plan 1; ok "text with # SKIP inside is text"'
 mk once "plan 1; echo run >>$d/once.count; fail \"always fails\""
 mk splat 'plan 1; ok "a clean file"; echo "WARNING: CPU: 0 PID: 1 at mm/mmap.c:1 fake+0x0" >>"$MMLOCK_KMSG"'
 mk clean 'plan 1; ok "a clean file"'
+mk after 'plan 1; ok "a clean file after the splat"'
 mk outs 'plan 1; echo "$MMLOCK_KERNEL" >"$(test_out made-up)/k"; ok wrote'
 cat >"$d/skips" <<EOF
 # made-up expected skips
@@ -85,8 +88,9 @@ check "... and is named as UNEXPECTED SKIP" \
 harness once "$t/once.sh"
 check_eq "a failing file ran exactly once" "$(wc -l <"$d/once.count")" 1
 
-# The guest side: the kernel log of each file is checked (stub dmesg).
-for f in clean splat; do
+# The guest side: the kernel log of each file is checked (stub dmesg), in
+# this order: one kernel log for the three.
+for f in clean splat after; do
 	mkdir -p "$d/$f/tap"
 	{
 		printf 'lab:%s\t%s\n' "${t//\//_}_$f.sh" "$t/$f.sh"
@@ -104,6 +108,8 @@ check_eq "a WARNING in the kernel log while a file ran fails that file's kernel-
 check "... naming the splat, with its context" \
 	sh -c "grep -q 'FAILED: $t/splat.sh \[kernel log\]: not ok 1 - kernel log while $t/splat.sh ran: WARNING: CPU: 0' '$d/splat/harness.log' &&
 		grep -q '^#   WARNING: CPU: 0' '$d/splat/tap/lab:${t//\//_}_splat.sh+kernel-log.tap'"
+check_eq "a splat from before a file's start marker does not fail that file's kernel-log check" \
+	"$rc_after/$(tail -n 1 "$d/after/harness.log")" "0/2 passed, 0 failed, 0 skipped"
 
 # tests/run runs a file on the lab kernel, then on Debian's: the second run
 # must not overwrite the first's outputs (test_out).
