@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # The test harness itself (tests/run-files + tests/harness) on made-up test
 # files: it passes a good file and fails a missing check, a failing check,
-# a non-zero exit, a file that never ran, an unexpected skip and a kernel
+# a non-zero exit, a file that never ran or died before its plan (no
+# TAP at all), an unexpected skip and a kernel
 # splat while a guest file ran; it counts skips apart, reads a '#' inside a
 # check's text as text, and runs a failing file exactly once. A file's
 # kernel-log check reads the log from its own start marker: a splat before
 # it is not its own. A file's run on a Debian kernel keeps its outputs
 # apart from its lab kernel run's.
 . "$(dirname "$0")/../lib.sh"
-plan 19
+plan 20
 d=$(test_out lab-harness)
 rm -rf "$d" && mkdir -p "$d/t" "$d/bin"
 t=$d/t
@@ -25,6 +26,7 @@ mk hash 'plan 1; ok "text with # SKIP inside is text"'
 mk once "plan 1; echo run >>$d/once.count; fail \"always fails\""
 mk splat 'plan 1; ok "a clean file"; echo "WARNING: CPU: 0 PID: 1 at mm/mmap.c:1 fake+0x0" >>"$MMLOCK_KMSG"'
 mk clean 'plan 1; ok "a clean file"'
+printf 'exit 2\n' >"$t/silent.sh"	# as a syntax error: no TAP at all
 mk after 'plan 1; ok "a clean file after the splat"'
 mk outs 'plan 1; echo "$MMLOCK_KERNEL" >"$(test_out made-up)/k"; ok wrote'
 cat >"$d/skips" <<EOF
@@ -79,6 +81,11 @@ check "a file the run was meant to have and never ran fails (exit $rc)" \
 check "... and why the guest ended is in the summary (tests/run's guest-notes)" \
 	sh -c "grep -qx 'GUEST: the icount guest (lab): vm-run exit 124' '$d/never/harness.log' &&
 		grep -qx 'GUEST: vm-run: where the vCPUs were (8 samples): f+0x1' '$d/never/harness.log'"
+
+harness silent "$t/good.sh" "$t/silent.sh"
+check "a file that printed no TAP (exit 2) fails with the reason, and the good file counts (exit $rc)" \
+	sh -c "[ $rc = 1 ] && grep -q 'FAILED: $t/silent.sh: printed no TAP (exit 2)' '$d/silent/harness.log' &&
+		[ '$last' = '2 passed, 1 failed, 0 skipped' ]"
 
 harness skipx "$t/skipx.sh"
 check_eq "a skip that tests/expected-skips does not list fails" "$rc/$last" "1/1 passed, 1 failed, 1 skipped"

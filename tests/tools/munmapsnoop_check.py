@@ -17,10 +17,12 @@ when there is no such event. Exit 3: a missing file or key.
   figures FILE NAME OP LEN [--pid PID]
       "# NAME: total_us=... " (the report's three-mode table)
   funcgraph TRACE [ZAPFUNC...]
-      "ZAP_NS VM_MUNMAP_NS": function_graph durations of the first
-      __vm_munmap that contains a ZAPFUNC (default unmap_region; several:
-      the sum of their calls inside it, e.g. 6.12's unmap_vmas
-      free_pgtables tlb_finish_mmu)
+      "ZAP_NS VM_MUNMAP_NS ZAP_IRQ_NS VM_IRQ_NS WL_IRQ_NS IRQS":
+      function_graph durations of the first __vm_munmap that contains a
+      ZAPFUNC (default unmap_region; several: the sum of their calls inside
+      it, e.g. 6.12's unmap_vmas free_pgtables tlb_finish_mmu), then what
+      interrupts at the tracers' edges cost (see funcgraph_irqs), then
+      those interrupts, "-" if none
 """
 import json
 import re
@@ -142,22 +144,93 @@ def cmd_figures(args):
                 us("max_wait_ns")))
 
 
+# Interrupts at the tracers' edges. Two tracers time the same call from
+# hooks at different points of its entry and return: an interrupt taken
+# between the two hooks counts in one interval and not in the other, and
+# moves the difference by its whole cost (4.3 us once on 6.12, a CI run of
+# 2026-12-07). The test records the interrupts that hit the workload (irq
+# and irq_vectors events, set_event_pid) in the same trace, abstime on
+# (us). An interrupt (a run of event lines at most RUN_GAP_US apart, no
+# function between) within EDGE_US of a traced entry or return, either
+# side, may be in a gap; the workload's own timing reaches WL_US outside
+# __vm_munmap. Charged: the run's span plus IRQ_PAD_NS (the entry and exit
+# code no event covers, and the 1 us rounding).
+EDGE_US = 4
+RUN_GAP_US = 50		# events further apart: two interrupts
+WL_US = 20
+IRQ_PAD_NS = 2000
+
+
+def funcgraph_irqs(runs, edges, a, b):
+    """[zap, vm, wl] ns charged and the runs' text for the call [a, b]."""
+    cost = [0, 0, 0]
+    seen = []
+
+    def near(r, t, lim):
+        return r[0] - lim <= t <= r[1] + lim
+
+    for r in runs:
+        span = (r[1] - r[0]) * 1000 + IRQ_PAD_NS
+        hit = [any(near(r, t, EDGE_US) for t in edges),
+               near(r, a, EDGE_US) or near(r, b, EDGE_US),
+               (a - WL_US <= r[1] and r[0] <= a) or (b <= r[1] and r[0] <= b + WL_US)]
+        for k in range(3):
+            if hit[k]:
+                cost[k] += span
+        if any(hit):
+            seen.append("%s@%+dus/%dus" % (r[2], r[0] - a, r[1] - r[0]))
+    return cost, ",".join(seen) or "-"
+
+
 def cmd_funcgraph(path, zap):
     zap = zap or ["unmap_region"]
     dur = r"[+!#*@$ ]*([0-9]+)\.?([0-9]*) us\s*\|"
-    zsum, zn = 0, 0
+    zsum, zn, a, b, vm, edges, runs, run = 0, 0, None, None, None, [], [], None
     for line in open(path):
-        m = re.search(dur + r"\s*(\w+)\(\);", line)
-        if m and m.group(3) in zap:
-            zsum += us_to_ns(m.group(1), m.group(2))
-            zn += 1
+        m = re.match(r"\s*([0-9]+)\.([0-9]{6}) \|", line)
+        t = int(m.group(1)) * 1000000 + int(m.group(2)) if m else None
+        ev = re.search(r"\|\s*/\* (\w+): ", line)
+        if ev and t is not None:
+            if b is not None and t > b + WL_US:
+                break
+            if run and t - run[1] <= RUN_GAP_US:
+                run[1] = t
+            else:
+                run = [t, t, ev.group(1)]
+                runs.append(run)
             continue
-        m = re.search(dur + r"\s*\} /\* __vm_munmap \*/", line)
-        if m:
+        run = None
+        if b is not None:
+            break		# the workload's next step: done
+        if re.search(r"\|\s*__vm_munmap\(\) \{", line):
+            zsum, zn, a, edges = 0, 0, t, []
+            runs = runs[-8:]	# those before it, for WL_US
+            continue
+        m = re.search(r"\|\s*(\w+)\(\) \{", line)
+        if m and m.group(1) in zap and t is not None:
+            edges.append(t)
+            continue
+        m = re.search(dur + r"\s*(?:(\w+)\(\);|\} /\* (\w+) \*/)", line)
+        fn = m.group(3) or m.group(4) if m else None
+        if fn in zap:
+            ns = us_to_ns(m.group(1), m.group(2))
+            zsum += ns
+            zn += 1
+            if t is not None:	# a leaf's line: its entry; a "}": the return
+                edges += [t, t + ns // 1000] if m.group(3) else [t]
+            continue
+        if fn == "__vm_munmap" and m.group(4):
             if zn:
-                return "%d %d" % (zsum, us_to_ns(m.group(1), m.group(2)))
+                vm = us_to_ns(m.group(1), m.group(2))
+                if a is None or t is None:
+                    return "%d %d 0 0 0 -" % (zsum, vm)
+                b, runs = t, [r for r in runs if r[1] >= a - WL_US]
+                continue
             zsum = 0
-    raise Fail("%s: no __vm_munmap { %s } call with durations" % (path, " ".join(zap)))
+    if b is None:
+        raise Fail("%s: no __vm_munmap { %s } call with durations" % (path, " ".join(zap)))
+    cost, seen = funcgraph_irqs(runs, edges, a, b)
+    return "%d %d %d %d %d %s" % (zsum, vm, cost[0], cost[1], cost[2], seen)
 
 
 def us_to_ns(whole, frac):
