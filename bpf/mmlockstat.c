@@ -779,13 +779,6 @@ static void keep_kp_link(struct bpf_link *l)
 }
 
 /* A load or attach that failed: why, in libbpf's words too. */
-static void bpf_failed(const char *what, int err)
-{
-	fprintf(stderr, "mmlockstat: cannot %s BPF programs: %s%s\n", what,
-		strerror(-err), env.verbose ? "" : "; libbpf said:");
-	libbpf_log_print(stderr, "  ");
-}
-
 /* A kprobe program on one more function: SEC() names only one. */
 static int attach_kprobe(struct bpf_program *p, const char *func, bool ret,
 			 bool quiet)
@@ -818,7 +811,7 @@ static int attach_probes(void)
 
 	err = mmlockstat_bpf__attach(obj);
 	if (err) {
-		bpf_failed("attach", err);
+		bpf_failed("mmlockstat", "attach", err, env.verbose);
 		return -1;
 	}
 	for (int i = 0; i < s->prog_cnt; i++) {
@@ -888,11 +881,7 @@ static int open_and_load(void)
 		mmlockstat_bpf__destroy(obj);
 	}
 	if (err) {
-		bpf_failed("load", err);
-		if (err == -ENOMEM)
-			fprintf(stderr, "mmlockstat: BPF maps are charged to the "
-				"memory cgroup: raise its memory.max, or run "
-				"outside the limit\n");
+		bpf_failed("mmlockstat", "load", err, env.verbose);
 		return err;
 	}
 	if (env.verbose)

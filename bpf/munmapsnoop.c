@@ -136,11 +136,11 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 
 static int libbpf_print_fn(enum libbpf_print_level level, const char *format, va_list args)
 {
-	if (level == LIBBPF_DEBUG && !env.verbose)
-		return 0;
-	if (!env.verbose && level != LIBBPF_WARN)
-		return 0;
-	return vfprintf(stderr, format, args);
+	if (env.verbose)
+		return vfprintf(stderr, format, args);
+	if (level != LIBBPF_DEBUG)	/* printed if loading fails */
+		libbpf_log_keep(format, args);
+	return 0;
 }
 
 static void sig_handler(int sig)
@@ -541,20 +541,20 @@ int main(int argc, char **argv)
 	}
 
 	obj = munmapsnoop_bpf__open();
-	if (!obj)
-		return die("failed to open the BPF object", "run with -v for libbpf's message");
+	if (!obj) {
+		bpf_failed("munmapsnoop", "open", -errno, env.verbose);
+		return 1;
+	}
 	choose_probes(obj);
 
 	err = munmapsnoop_bpf__load(obj);
 	if (err) {
-		fprintf(stderr, "munmapsnoop: failed to load BPF programs: %s%s\n", strerror(-err),
-			env.verbose ? "" : " (run with -v for libbpf's message)");
+		bpf_failed("munmapsnoop", "load", err, env.verbose);
 		goto cleanup;
 	}
 	err = munmapsnoop_bpf__attach(obj);
 	if (err) {
-		fprintf(stderr, "munmapsnoop: failed to attach BPF programs: %s%s\n", strerror(-err),
-			env.verbose ? "" : " (run with -v for libbpf's message)");
+		bpf_failed("munmapsnoop", "attach", err, env.verbose);
 		goto cleanup;
 	}
 	rb = ring_buffer__new(bpf_map__fd(obj->maps.events), handle_event, NULL, NULL);

@@ -157,6 +157,16 @@ void libbpf_log_print(FILE *f, const char *indent)
 		fprintf(f, "%s(more: -v prints all of libbpf's messages)\n", indent);
 }
 
+void bpf_failed(const char *tool, const char *what, int err, bool verbose)
+{
+	fprintf(stderr, "%s: cannot %s BPF programs: %s%s\n", tool, what,
+		strerror(-err), verbose ? "" : "; libbpf said:");
+	libbpf_log_print(stderr, "  ");
+	if (err == -ENOMEM)
+		fprintf(stderr, "%s: BPF maps are charged to the memory cgroup: "
+			"raise its memory.max, or run outside the limit\n", tool);
+}
+
 bool kernel_has_btf(void)
 {
 	return access("/sys/kernel/btf/vmlinux", R_OK) == 0;

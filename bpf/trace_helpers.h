@@ -28,6 +28,12 @@
 void libbpf_log_keep(const char *format, va_list args);
 /* Print the kept messages to @f, each line after @indent; empty: nothing. */
 void libbpf_log_print(FILE *f, const char *indent);
+/*
+ * A load or attach that failed, on stderr: "@tool: cannot @what BPF
+ * programs: ERROR; libbpf said:", the kept messages, and for ENOMEM the fix
+ * (maps are charged to the memory cgroup).
+ */
+void bpf_failed(const char *tool, const char *what, int err, bool verbose);
 
 /* ---- kernel symbols ---- */
 struct ksym {

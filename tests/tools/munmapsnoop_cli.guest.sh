@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # kernels: debian-6.1 debian-6.12
 # munmapsnoop: bad input and environment give one clear message and a
-# non-zero exit; -h shows examples; the filters -p and -c keep the wanted
-# process's calls and leave out another's made while the tool ran; -p exits
+# non-zero exit (a failed load: libbpf's reason, without -v); -h shows
+# examples; the filters -p and -c keep the wanted process's calls and leave
+# out another's made while the tool ran; -p exits
 # with its process, -d by itself, Ctrl-C with the summary (histograms and
 # the lost-event counts). --min-us is timed, so it is checked under icount
 # (munmapsnoop_minus.icount.sh).
@@ -21,9 +22,9 @@ expect_err() {
 		fail "$what: want a non-zero exit and /$pat/, got exit $rc, stderr: $(head -n 2 "$d/err" | tr '\n' ' ')"
 	fi
 }
-ERRS=9	# expect_err checks below
+ERRS=10	# expect_err checks below
 N_P=4 N_C=6
-plan $((2 + ERRS + N_P + N_C + 2 + 1))
+plan $((2 + ERRS + 1 + N_P + N_C + 2 + 1))
 snoop_setup munmapsnoop-cli
 
 "$SNOOP" -h >"$d/help" 2>&1
@@ -44,6 +45,14 @@ expect_err "-p of a process that does not exist" "no process with PID $pid" "$SN
 expect_err "not root" "must run as root" setpriv --reuid=65534 --regid=65534 --clear-groups "$SNOOP" -d 1
 expect_err "no kernel BTF" "no BTF.*CONFIG_DEBUG_INFO_BTF" \
 	unshare -m sh -c 'mount -t tmpfs none /sys/kernel/btf && exec "$0" -d 1' "$SNOOP"
+# A load that fails says why in libbpf's words, without -v, and the fix:
+# tests/bin/bpf_enomem makes every map creation fail with ENOMEM, as a too
+# small memory.max of the cgroup does.
+expect_err "maps refused (ENOMEM)" "cannot load BPF programs: Cannot allocate memory; libbpf said:" \
+	env LD_PRELOAD="$TESTBIN/bpf_enomem" "$SNOOP" -d 1
+check "maps refused: libbpf's reason follows ('$(grep -m1 "failed to create" "$d/err")') and the fix: '$(grep -m1 memory.max "$d/err")'" \
+	sh -c "grep -q \"^  libbpf: map '[a-z_.]*': failed to create: Cannot allocate memory\" '$d/err' &&
+	grep -q '^munmapsnoop: BPF maps are charged to the memory cgroup: raise its memory.max' '$d/err'"
 
 # -p PID: the wanted process's munmap is traced, another process's munmap
 # made while the tool ran is not, and the tool exits by itself once its
