@@ -53,9 +53,10 @@ W_EXF_TOUCH="53924 54526"	# exclusive+faulter: its longest page touch - longest 
 CALLS=("secf section -s $MIB -f 1" "dg downgrade -s $MIB" "ex exclusive -s $MIB"
        "exf exclusive -s $MIB -f 1"
        "sec0 section -s $MIB" "brk downgrade -s 64 -o brk"
-       "mremap downgrade -s 64 -o mremap" "brkx exclusive -s 64 -o brk")
+       "mremap downgrade -s 64 -o mremap" "brkx exclusive -s 64 -o brk"
+       "mremapx exclusive -s 64 -o mremap")
 # checks per call below, in order
-N_SECF=4 N_DG=9 N_EX=8 N_EXF=4 N_SEC0=2 N_BRK=3
+N_SECF=4 N_DG=9 N_EX=8 N_EXF=4 N_SEC0=2 N_BRK=4
 plan $((1 + ${#CALLS[@]} + N_SECF + N_DG + N_EX + N_EXF + N_SEC0 + N_BRK + 1))
 snoop_setup munmapsnoop-phases
 SPREAD=$d/spread.txt
@@ -185,6 +186,10 @@ check "mremap shrink: one mremap event of 64 MiB - 4 KiB, downgraded, one unmap_
 bl=${MAPLEN[brkx]:-0}
 read -r dg mode ur <<<"$(field brkx brk "$bl" downgraded mode unmap_region_ns)"
 check "brk shrink in exclusive mode: traced, not downgraded (got ${dg:-none} ${mode:-} unmap_region ${ur:-})" \
+	[ "${dg:-}" = false -a "${mode:-}" = exclusive -a "${ur:-0}" -gt 0 ]
+ml=${MAPLEN[mremapx]:-0}
+read -r dg mode ur <<<"$(field mremapx mremap "$ml" downgraded mode unmap_region_ns)"
+check "mremap shrink in exclusive mode: traced, not downgraded (got ${dg:-none} ${mode:-} unmap_region ${ur:-})" \
 	[ "${dg:-}" = false -a "${mode:-}" = exclusive -a "${ur:-0}" -gt 0 ]
 
 # ---- the JSON contract ----
