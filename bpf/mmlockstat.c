@@ -778,7 +778,6 @@ static void keep_kp_link(struct bpf_link *l)
 		kp_links[nr_kp_links++] = l;
 }
 
-/* A load or attach that failed: why, in libbpf's words too. */
 /* A kprobe program on one more function: SEC() names only one. */
 static int attach_kprobe(struct bpf_program *p, const char *func, bool ret,
 			 bool quiet)
