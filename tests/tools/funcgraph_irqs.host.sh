@@ -10,7 +10,7 @@
 # failed on it (its trace is lost) in the window with and without the
 # charge.
 . "$(dirname "$0")/../lib.sh"
-plan 8
+plan 10
 d=$(test_out tools-funcgraph-irqs)
 SCHECK="$PY $TOP/tests/tools/munmapsnoop_check.py"
 Z612="unmap_vmas free_pgtables tlb_finish_mmu"
@@ -96,6 +96,26 @@ check_eq "a tick 10 us before __vm_munmap: charged to the workload's window only
 } >"$d/lab.trace"
 check_eq "lab: ticks just outside unmap_region's entry and __vm_munmap's return: zap, __vm_munmap and workload charged" \
 	"$(fg lab)" "20000000 20020000 4000 4000 4000 local_timer_entry@+6us/2us,local_timer_entry@+20022us/2us"
+
+# the workload's clock reads bound its window (--wl T0_NS T1_NS, the
+# trace's clock): as measured on 6.12, t0 12 us before __vm_munmap, t1
+# 1 us after it; a virtio interrupt 14 us after the return came after t1
+# (charged with WL_US alone), one between the return and t1 did not
+{
+	vm_open 0
+	leaf 10 19000.000 unmap_vmas
+	leaf 19012 5.000 free_pgtables
+	leaf 19020 10.000 tlb_finish_mmu
+	vm_shut 19040 19040.000
+	at 19054 '              |  /* irq_handler_entry: irq=11 name=virtio0 */'
+	at 19055 '              |  /* irq_handler_exit: irq=11 ret=handled */'
+} >"$d/after_t1.trace"
+check_eq "an interrupt 14 us after __vm_munmap, 13 us after the workload's t1: nothing charged with --wl" \
+	"$($SCHECK funcgraph --wl $((101000000 - 12))000 $((101019041))000 "$d/after_t1.trace" $Z612 2>&1)" \
+	"19015000 19040000 0 0 0 -"
+check_eq "... and the same interrupt before t1 (t1 30 us after the return): charged to the workload" \
+	"$($SCHECK funcgraph --wl $((101000000 - 12))000 $((101019070))000 "$d/after_t1.trace" $Z612 2>&1)" \
+	"19015000 19040000 0 0 3000 irq_handler_entry@+19054us/1us"
 
 # a trace without abstime (no events, as before the events): durations only
 sed 's/^ *[0-9]*\.[0-9]* |//' "$d/clean.trace" >"$d/noabs.trace"

@@ -16,13 +16,14 @@ when there is no such event. Exit 3: a missing file or key.
       check: every line is a schema-1 munmapsnoop event (README contract)
   figures FILE NAME OP LEN [--pid PID]
       "# NAME: total_us=... " (the report's three-mode table)
-  funcgraph TRACE [ZAPFUNC...]
+  funcgraph [--wl T0_NS T1_NS] TRACE [ZAPFUNC...]
       "ZAP_NS VM_MUNMAP_NS ZAP_IRQ_NS VM_IRQ_NS WL_IRQ_NS IRQS":
       function_graph durations of the first __vm_munmap that contains a
       ZAPFUNC (default unmap_region; several: the sum of their calls inside
       it, e.g. 6.12's unmap_vmas free_pgtables tlb_finish_mmu), then what
       interrupts at the tracers' edges cost (see funcgraph_irqs), then
-      those interrupts, "-" if none
+      those interrupts, "-" if none; --wl: the workload's clock reads
+      around the call, on the trace's clock, bound its window
 """
 import json
 import re
@@ -152,17 +153,23 @@ def cmd_figures(args):
 # and irq_vectors events, set_event_pid) in the same trace, abstime on
 # (us). An interrupt (a run of event lines at most RUN_GAP_US apart, no
 # function between) within EDGE_US of a traced entry or return, either
-# side, may be in a gap; the workload's own timing reaches WL_US outside
-# __vm_munmap. Charged: the run's span plus IRQ_PAD_NS (the entry and exit
-# code no event covers, and the 1 us rounding).
+# side, may be in a gap. The workload's own timing reaches from its clock
+# reads (--wl T0_NS T1_NS, on the trace's mono clock) to __vm_munmap, and
+# EDGE_US beyond; without them, WL_US outside __vm_munmap (measured on
+# 6.12: t0 is 11-12 us before the entry, t1 1-2 us after the return, and
+# virtio interrupts 14 us after it were charged that way, wrongly).
+# Charged: the run's span plus IRQ_PAD_NS (the entry and exit code no
+# event covers, and the 1 us rounding).
 EDGE_US = 4
 RUN_GAP_US = 50		# events further apart: two interrupts
 WL_US = 20
 IRQ_PAD_NS = 2000
 
 
-def funcgraph_irqs(runs, edges, a, b):
-    """[zap, vm, wl] ns charged and the runs' text for the call [a, b]."""
+def funcgraph_irqs(runs, edges, a, b, wl=None):
+    """[zap, vm, wl] ns charged and the runs' text for the call [a, b];
+    wl: the workload's clock reads (us), or None."""
+    lo, hi = (wl[0] - EDGE_US, wl[1] + EDGE_US) if wl else (a - WL_US, b + WL_US)
     cost = [0, 0, 0]
     seen = []
 
@@ -173,7 +180,7 @@ def funcgraph_irqs(runs, edges, a, b):
         span = (r[1] - r[0]) * 1000 + IRQ_PAD_NS
         hit = [any(near(r, t, EDGE_US) for t in edges),
                near(r, a, EDGE_US) or near(r, b, EDGE_US),
-               (a - WL_US <= r[1] and r[0] <= a) or (b <= r[1] and r[0] <= b + WL_US)]
+               (lo <= r[1] and r[0] <= a) or (b <= r[1] and r[0] <= hi)]
         for k in range(3):
             if hit[k]:
                 cost[k] += span
@@ -182,7 +189,7 @@ def funcgraph_irqs(runs, edges, a, b):
     return cost, ",".join(seen) or "-"
 
 
-def cmd_funcgraph(path, zap):
+def cmd_funcgraph(path, zap, wl=None):
     zap = zap or ["unmap_region"]
     dur = r"[+!#*@$ ]*([0-9]+)\.?([0-9]*) us\s*\|"
     zsum, zn, a, b, vm, edges, runs, run = 0, 0, None, None, None, [], [], None
@@ -191,7 +198,7 @@ def cmd_funcgraph(path, zap):
         t = int(m.group(1)) * 1000000 + int(m.group(2)) if m else None
         ev = re.search(r"\|\s*/\* (\w+): ", line)
         if ev and t is not None:
-            if b is not None and t > b + WL_US:
+            if b is not None and t > (wl[1] + EDGE_US if wl else b + WL_US):
                 break
             if run and t - run[1] <= RUN_GAP_US:
                 run[1] = t
@@ -224,12 +231,13 @@ def cmd_funcgraph(path, zap):
                 vm = us_to_ns(m.group(1), m.group(2))
                 if a is None or t is None:
                     return "%d %d 0 0 0 -" % (zsum, vm)
-                b, runs = t, [r for r in runs if r[1] >= a - WL_US]
+                lo = wl[0] - EDGE_US if wl else a - WL_US
+                b, runs = t, [r for r in runs if r[1] >= lo]
                 continue
             zsum = 0
     if b is None:
         raise Fail("%s: no __vm_munmap { %s } call with durations" % (path, " ".join(zap)))
-    cost, seen = funcgraph_irqs(runs, edges, a, b)
+    cost, seen = funcgraph_irqs(runs, edges, a, b, wl)
     return "%d %d %d %d %d %s" % (zsum, vm, cost[0], cost[1], cost[2], seen)
 
 
@@ -250,6 +258,8 @@ def main(argv):
         print(cmd_schema(args))
     elif cmd == "figures" and len(args) >= 4:
         print(cmd_figures(args))
+    elif cmd == "funcgraph" and len(args) >= 4 and args[0] == "--wl":
+        print(cmd_funcgraph(args[3], args[4:], (int(args[1]) // 1000, int(args[2]) // 1000)))
     elif cmd == "funcgraph" and len(args) >= 1:
         print(cmd_funcgraph(args[0], args[1:]))
     else:

@@ -52,7 +52,8 @@ map_go() {
 }
 
 # map_wait NAME: wait for workload NAME; sets MAP_RC and, from its line,
-# MAP_PID MAP_LEN MAP_ELAPSED MAP_FAULT_MAX MAP_FAULTS_DURING (empty if none)
+# MAP_PID MAP_LEN MAP_ELAPSED MAP_T0 MAP_T1 MAP_FAULT_MAX MAP_FAULTS_DURING
+# (empty if none)
 map_wait() {
 	local name=$1 f=$d/$1.map
 	MAP_RC=
@@ -64,6 +65,8 @@ map_wait() {
 	MAP_PID=$(awk '/^ready/ {print $2}' "$f")
 	MAP_LEN=$(sed -n 's/.* len=\([0-9]*\) .*/\1/p' "$f")
 	MAP_ELAPSED=$(sed -n 's/.* elapsed_ns=\([0-9]*\) .*/\1/p' "$f")
+	MAP_T0=$(sed -n 's/.* t0_ns=\([0-9]*\) .*/\1/p' "$f")
+	MAP_T1=$(sed -n 's/.* t1_ns=\([0-9]*\) .*/\1/p' "$f")
 	MAP_FAULT_MAX=$(sed -n 's/.* fault_max_ns=\([0-9]*\) .*/\1/p' "$f")
 	MAP_FAULTS_DURING=$(sed -n 's/.* faults_during=\([0-9]*\).*/\1/p' "$f")
 	[ "$MAP_RC" = 0 ] || echo "map_wait: $name exit $MAP_RC: $(head -n 2 "$d/$name.map.err")" >&2
