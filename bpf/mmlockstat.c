@@ -119,7 +119,7 @@ static const struct argp_option opts[] = {
 	{ "prometheus", OPT_PROM, "ADDR:PORT", 0, "Serve /metrics (ADDR defaults to 127.0.0.1)", 0 },
 	{ "read-end", 'E', "FUNC", 0, "Also end downgraded read phases at FUNC's return (repeatable; then every downgrade stays open until an end probe)", 0 },
 	{ "kprobes", OPT_KPROBES, NULL, 0, "Use kprobes instead of fentry/fexit", 0 },
-	{ "map-entries", OPT_MAP_ENTRIES, "N", 0, "Entries of each map of holds, waits and locks (default: 10240 per task, 4096 per lock; a full map's losses are counted in drops.map_full)", 0 },
+	{ "map-entries", OPT_MAP_ENTRIES, "N", 0, "Entries of each map of holds, waits, locks and stacks (default: 10240 per task, 4096 per lock, 1024 stacks; a full map's losses are counted in drops.map_full, or stacks_lost)", 0 },
 	{ "verbose", 'v', NULL, 0, "Name each probe attached, and all of libbpf's messages (else its warnings only if loading fails)", 0 },
 	{ NULL, 'h', NULL, OPTION_HIDDEN, "Show the full help", 0 },
 	{},
@@ -762,7 +762,7 @@ static int choose_probes(bool kprobes)
 		struct bpf_map *maps[] = {
 			obj->maps.holds, obj->maps.owners, obj->maps.mmlocks,
 			obj->maps.wacqs, obj->maps.qwriters, obj->maps.waits,
-			obj->maps.rholds,
+			obj->maps.rholds, obj->maps.stacks,
 		};
 
 		for (i = 0; i < ARRAY_SIZE(maps); i++)

@@ -14,8 +14,12 @@
 #define MAX_SLOTS	40	/* log2 ns buckets: last one is >= 2^39 ns (~9 min) */
 #define MAX_TASKS	10240	/* tasks holding, acquiring or waiting at one time */
 #define MAX_LOCKS	4096	/* mmap_locks known / owned at one time */
-#define MAX_STACKS	1024
+#define MAX_STACKS	1024	/* distinct kernel stacks (-s) */
 #define STACK_DEPTH	24
+
+struct kstack {			/* a `stacks` value: innermost first, 0-ended */
+	unsigned long long ips[STACK_DEPTH];
+};
 
 /* Histogram names are the JSON contract (DESIGN.md section 5): keep order in
  * step with hist_names[] in mmlockstat_output.c. */
@@ -88,6 +92,7 @@ enum counter_id {
 	C_DG_UNTRACKED,		/* default mode: a downgrade no end probe follows */
 	C_DROP_BUSY,		/* hold or wait not tracked: map update refused (busy) */
 	C_NO_START,		/* a hold or wait of the own mmap_lock ended unseen begun */
+	C_STACK_LOST,		/* -s: a stack not kept (map full, hash taken) */
 	NR_COUNTERS,
 };
 

@@ -232,6 +232,9 @@ void print_text(const struct out_ctx *o, const struct snap *d, double secs,
 	       "  untracked-downgrades %llu\n",
 	       t, secs, lost_total(l), d->c[C_UNENDED], d->c[C_DG_UNTRACKED]);
 	print_losses(l);
+	if (o->stacks && d->c[C_STACK_LOST])
+		printf("warning: %llu kernel stack(s) not recorded (stack map full, "
+		       "or two stacks with one hash)\n", d->c[C_STACK_LOST]);
 	if (o->full && d->c[C_LEFT_MM_UNTIMED])
 		printf("warning: %llu read hold(s) released after exec/exit left the mm, "
 		       "on another CPU: not timed\n", d->c[C_LEFT_MM_UNTIMED]);
@@ -463,6 +466,8 @@ void print_json(const struct out_ctx *o, const struct snap *d, double secs,
 	jw_obj_close(&w);
 	jw_ku64(&w, "unended_read_phases", d->c[C_UNENDED]);
 	jw_ku64(&w, "untracked_downgrades", d->c[C_DG_UNTRACKED]);
+	if (o->stacks)
+		jw_ku64(&w, "stacks_lost", d->c[C_STACK_LOST]);
 	if (o->full) {
 		jw_ku64(&w, "read_holds_left_mm", d->c[C_LEFT_MM]);
 		jw_ku64(&w, "read_holds_left_mm_untimed", d->c[C_LEFT_MM_UNTIMED]);

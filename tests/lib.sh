@@ -124,7 +124,11 @@ tool_start() {
 	fi
 	TOOL_PIDS[$name]=$!
 	wait_for "$e" 'Hit Ctrl-C|^Tracing' "$TOOL_ATTACH_S" "${TOOL_PIDS[$name]}" && return 0
-	echo "tool_start: $name did not attach within $TOOL_ATTACH_S s (pid ${TOOL_PIDS[$name]})" >>"$e"
+	if kill -0 "${TOOL_PIDS[$name]}" 2>/dev/null; then
+		echo "tool_start: $name did not attach within $TOOL_ATTACH_S s (pid ${TOOL_PIDS[$name]})" >>"$e"
+	else	# not reaped here: tool_stop gives its exit status
+		echo "tool_start: $name exited before it attached (pid ${TOOL_PIDS[$name]}): $(grep -v '^libbpf: ' "$e" | tail -n 1)" >>"$e"
+	fi
 	return 1
 }
 

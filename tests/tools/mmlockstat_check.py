@@ -139,6 +139,8 @@ def check_object(o):
                 errs.append("drops.%s: got %r, want a non-negative integer" % (k, d.get(k)))
         if not errs and d["total"] != sum(d[k] or 0 for k in DROP_KEYS[1:-1]):
             errs.append("drops.total %d != the sum of its causes" % d["total"])
+    if "stacks_lost" in o and not is_uint(o["stacks_lost"]):
+        errs.append("stacks_lost: got %r, want a non-negative integer" % o["stacks_lost"])
     hs = o.get("histograms")
     if not isinstance(hs, dict):
         return errs + ["histograms missing"]

@@ -14,7 +14,10 @@
 #   other 15 are refused twice (>= 30 map_full; other tasks of the guest
 #   may add more, never less); one write wait is recorded, not 16, and the
 #   15 waits whose start was refused end without a start (>= 15). The text
-#   output says so in its warning line.
+#   output says so in its warning line. With -s the stack map, of one
+#   entry too, keeps the first stack: the calibration hold and the brk
+#   wait have different stacks, so at least one top entry has none, and
+#   each such entry is counted in stacks_lost (the text output warns).
 # - kprobe misses: default mode ends downgraded read phases at the return
 #   of __x64_sys_brk (a kretprobe). A kretprobe has max(10, 2 x possible
 #   CPUs) instances: with 16 tasks inside brk at once the kernel skips the
@@ -48,7 +51,7 @@ mmls_icount_setup mmlockstat_drops
 
 NBRK=16 RING_N=4000 RING_CTRL=400 REC_N=1000
 RING_CAP=$((262144 / 192))
-N_FULL=3 N_TEXT=1 N_CTRL=3 N_RING=2 N_RING_CTRL=2 N_REC=3 N_REC_CTRL=2 N_SCHEMA=1
+N_FULL=4 N_TEXT=2 N_CTRL=4 N_RING=2 N_RING_CTRL=2 N_REC=3 N_REC_CTRL=2 N_SCHEMA=1
 plan $((N_FULL + N_TEXT + N_CTRL + N_RING + N_RING_CTRL + N_REC + N_REC_CTRL + N_SCHEMA))
 [ -x "$TOOL" ] || abort "bpf/mmlockstat is built (make tools)"
 [ -x "$HOLD" ] && [ -x "$TESTBIN/bpf_recurse" ] && [ -f "$TESTBIN/bpf_recurse.bpf.o" ] ||
@@ -61,21 +64,27 @@ fi
 STORM=(-b "$NBRK:2000" write:20000)
 
 # --- map full ----------------------------------------------------------------
-if mmls_case full $N_FULL "-n 64 --map-entries 1" "${STORM[@]}"; then
+if mmls_case full $N_FULL "-n 64 -s --map-entries 1" "${STORM[@]}"; then
 	check_range "full: acquisitions and waits refused by the full maps: drops.map_full >= 2 x ($NBRK - 1)" \
 		"$(get full 'o["drops"]["map_full"]')" $((2 * (NBRK - 1))) 1000000
 	check_eq "full: only the wait that found room is recorded: write_wait count" \
 		"$(get full 'o["histograms"]["write_wait"]["count"]')" 1
 	check_range "full: the refused waits end without a start: drops.ended_without_start >= $NBRK - 1" \
 		"$(get full 'o["drops"]["ended_without_start"]')" $((NBRK - 1)) 1000000
+	nostack=$(get full 'len([e for e in o["top_holds"] + o["top_waits"] if not e.get("stack")])')
+	lost=$(get full 'o.get("stacks_lost")')
+	check "full: stacks the one-entry stack map refused are counted: $nostack top entries without a stack, stacks_lost $lost" \
+		test "$nostack" -ge 1 -a "$lost" -ge "$nostack"
 fi
 
 # --- map full, in the text output --------------------------------------------
-if MMLS_TEXT=1 mmls_run text "--map-entries 1" "${STORM[@]}"; then
+if MMLS_TEXT=1 mmls_run text "-s --map-entries 1" "${STORM[@]}"; then
 	check "text: a warning line counts the map-full losses ($(grep -m1 '^warning: not recorded' "$out/text.out"))" \
 		grep -Eq '^warning: not recorded: ([0-9]+ [a-z ]+, )*[0-9]+ map full \(raise --map-entries\)' "$out/text.out"
+	check "text: a warning line counts the stacks lost ($(grep -m1 '^warning: .* stack' "$out/text.out"))" \
+		grep -Eq '^warning: [1-9][0-9]* kernel stack\(s\) not recorded' "$out/text.out"
 else
-	fail "text: mmlockstat ran (exit ${MMLS_RC:-none}): $(tail -n 2 "$out/text.err" | tr '\n' ' ')"
+	fail_n $N_TEXT "text: mmlockstat ran (exit ${MMLS_RC:-none}): $(tail -n 2 "$out/text.err" | tr '\n' ' ')"
 fi
 
 # --- the control: room for all, and the kretprobe's misses -------------------
@@ -89,13 +98,15 @@ if [ "$kmaj" -gt 6 ] || { [ "$kmaj" = 6 ] && [ "${kmin%%[!0-9]*}" -ge 7 ]; }; th
 else
 	want_miss=None
 fi
-if mmls_case ctrl $N_CTRL "-n 64" "${STORM[@]}"; then
+if mmls_case ctrl $N_CTRL "-n 64 -s" "${STORM[@]}"; then
 	check_eq "ctrl: nothing refused: drops map_full, map_busy, ringbuf_full" \
 		"$(get ctrl '[o["drops"][k] for k in ("map_full", "map_busy", "ringbuf_full")]')" "[0, 0, 0]"
 	check_eq "ctrl: every brk thread's wait recorded: write_wait count" \
 		"$(get ctrl 'o["histograms"]["write_wait"]["count"]')" "$NBRK"
 	check_eq "ctrl: $NBRK tasks in brk at once, $maxactive kretprobe instances: drops.kprobe_misses (kernel $(uname -r); None: not reported before 6.7)" \
 		"$(get ctrl 'o["drops"]["kprobe_misses"]')" "$want_miss"
+	check_eq "ctrl: every stack kept: stacks_lost, top entries without a stack" \
+		"$(get ctrl '[o.get("stacks_lost"), len([e for e in o["top_holds"] + o["top_waits"] if not e.get("stack")])]')" "[0, 0]"
 fi
 
 # --- ring buffer full --------------------------------------------------------
