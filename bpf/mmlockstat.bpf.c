@@ -325,9 +325,9 @@ static __always_inline bool task_selected(void)
 
 /* The id of the current kernel stack in `stacks`, or -1 (counted).
  * Not bpf_get_stackid(): a stack trace map keeps one stack per hash
- * bucket and refuses another whose hash falls in a taken bucket, so with
- * a dozen stacks in its 1024 buckets about one in a hundred asked for was
- * lost, uncounted. Here the key is a 31-bit hash of the frames, a taken
+ * bucket and refuses another whose hash falls in a taken bucket: with 16
+ * stacks in its 1024 buckets, a new one was lost with a chance of up to
+ * 1.6 %, uncounted. Here the key is a 31-bit hash of the frames, a taken
  * key is compared frame by frame, and a stack not kept (map full, two
  * stacks with one hash) is counted. The frames sit on the BPF stack: a
  * per-CPU buffer could be overwritten by a program of ours that
