@@ -16,7 +16,9 @@
 # An icount file: one vCPU, guest time counts instructions. The reader and
 # writer threads still get in the munmap's way on one vCPU: the zap calls
 # cond_resched(), the woken writer runs there, queues on the read-held (or
-# write-held) lock and sleeps, and the munmap goes on. The bounds compare
+# write-held) lock and sleeps, and the munmap goes on. remove_vma() after
+# the zap is a preemption point too: the time the call spends off the CPU
+# outside the zap is traced (sched_switch) and charged. The bounds compare
 # the script's durations with each other and with the workload's clock
 # (guest clocks): tests/bpftrace/bt_check.py (phases), with the figures.
 . "${0%/*}/bt_lib.sh"	# no exec before its ticker
@@ -44,6 +46,19 @@ fi
 
 bt_target "$d/workload.out" -s 256 -w -n "${#modes[@]}" || abort "$BT_WHY"
 pid=$BT_TPID
+# The munmap thread's sched_switch events, in an ftrace instance of their
+# own (mono: the clock of bpftrace's nsecs): the check charges the time
+# the call spent off the CPU outside the zap (bt_check.py phases --sched).
+TI=/sys/kernel/tracing/instances/bt_phases
+sched=()
+[ ! -d "$TI" ] || rmdir "$TI"	# left by an aborted run in this guest
+if mkdir "$TI" 2>"$d/sched.err" && echo mono >"$TI/trace_clock" &&
+   echo "$pid" >"$TI/set_event_pid" &&
+   echo 1 >"$TI/events/sched/sched_switch/enable" && echo 1 >"$TI/tracing_on"; then
+	sched=(--sched "$d/sched.trace")
+else
+	echo "# no sched_switch trace: $(head -n 1 "$d/sched.err")"
+fi
 bt_start munmap_phases "$out" "$pid" "$off" ||
 	abort "munmap_phases.bt compiles and attaches: $(tail -n 3 "$out" | tr '\n' ' ')"
 ok "munmap_phases.bt compiles and attaches (PID $pid)"
@@ -63,6 +78,12 @@ for i in "${!modes[@]}"; do
 done
 bt_end
 check_eq "bt_munmap (PID $pid) exits 0" "$?" 0
+if [ -d "$TI" ]; then
+	echo 0 >"$TI/tracing_on"
+	cp "$TI/trace" "$d/sched.trace"
+	echo 0 >"$TI/events/sched/sched_switch/enable"
+	rmdir "$TI"
+fi
 stock_kernel || set_mode downgrade
 bt_stop munmap_phases "$out" || abort "munmap_phases.bt printed no maps to check"
 cp "$out" "$d/munmap_phases.txt"
@@ -72,7 +93,7 @@ cp "$out" "$d/munmap_phases.txt"
 # figures they were measured from.
 SUBTEST_ERR=$d/bt_check.err
 subtest "munmap_phases: per-call lines of the 256 MiB munmaps fit their modes" \
-	$BT_CHECK phases "$out" "$d/workload.out" "$pid" "$len" "$sect" "${modes[@]}"
+	$BT_CHECK phases "${sched[@]}" "$out" "$d/workload.out" "$pid" "$len" "$sect" "${modes[@]}"
 
 nlines=$(grep -cE '^ *[^ ].*-[0-9]+ +\[[0-9]+\] .*\|  } /\* len=' "$out")
 ncalls=$(map_sum "$out" calls)
