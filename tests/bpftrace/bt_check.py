@@ -166,16 +166,16 @@ def offcpu(trace, tid):
     """[(off_us, on_us)]: when TID left the CPU and came back, from the
     sched_switch events of an ftrace trace (abs. timestamps, us)."""
     out, off = [], None
-    ev = re.compile(r" ([0-9]+)\.([0-9]{6}): sched_switch: .*prev_pid=(\d+) .*"
+    ev = re.compile(r" ([0-9]+\.[0-9]{6}): sched_switch: .*prev_pid=(\d+) .*"
                     r"==> .*next_pid=(\d+) ")
     for line in open(trace, errors="replace"):
         m = ev.search(line)
         if not m:
             continue
-        t = int(m.group(1)) * 1000000 + int(m.group(2))
-        if int(m.group(3)) == tid:
+        t = ts_us(m.group(1))
+        if int(m.group(2)) == tid:
             off = t
-        elif int(m.group(4)) == tid and off is not None:
+        elif int(m.group(3)) == tid and off is not None:
             out.append((off, t))
             off = None
     return out
