@@ -166,10 +166,15 @@ WL_US = 20
 IRQ_PAD_NS = 2000
 
 
-def funcgraph_irqs(runs, edges, a, b, wl=None):
-    """[zap, vm, wl] ns charged and the runs' text for the call [a, b];
-    wl: the workload's clock reads (us), or None."""
-    lo, hi = (wl[0] - EDGE_US, wl[1] + EDGE_US) if wl else (a - WL_US, b + WL_US)
+def wl_window(a, b, wl):
+    """The workload window's reach (us) around the call [a, b]: its clock
+    reads wl (us) and EDGE_US, or WL_US without them."""
+    return (wl[0] - EDGE_US, wl[1] + EDGE_US) if wl else (a - WL_US, b + WL_US)
+
+
+def funcgraph_irqs(runs, edges, a, b, lo, hi):
+    """[zap, vm, wl] ns charged and the runs' text for the call [a, b],
+    the workload's window reaching [lo, hi] (wl_window())."""
     cost = [0, 0, 0]
     seen = []
 
@@ -198,7 +203,7 @@ def cmd_funcgraph(path, zap, wl=None):
         t = int(m.group(1)) * 1000000 + int(m.group(2)) if m else None
         ev = re.search(r"\|\s*/\* (\w+): ", line)
         if ev and t is not None:
-            if b is not None and t > (wl[1] + EDGE_US if wl else b + WL_US):
+            if b is not None and t > hi:
                 break
             if run and t - run[1] <= RUN_GAP_US:
                 run[1] = t
@@ -231,13 +236,14 @@ def cmd_funcgraph(path, zap, wl=None):
                 vm = us_to_ns(m.group(1), m.group(2))
                 if a is None or t is None:
                     return "%d %d 0 0 0 -" % (zsum, vm)
-                lo = wl[0] - EDGE_US if wl else a - WL_US
-                b, runs = t, [r for r in runs if r[1] >= lo]
+                b = t
+                lo, hi = wl_window(a, b, wl)
+                runs = [r for r in runs if r[1] >= lo]
                 continue
             zsum = 0
     if b is None:
         raise Fail("%s: no __vm_munmap { %s } call with durations" % (path, " ".join(zap)))
-    cost, seen = funcgraph_irqs(runs, edges, a, b, wl)
+    cost, seen = funcgraph_irqs(runs, edges, a, b, lo, hi)
     return "%d %d %d %d %d %s" % (zsum, vm, cost[0], cost[1], cost[2], seen)
 
 
