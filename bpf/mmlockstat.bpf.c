@@ -401,6 +401,7 @@ static __always_inline void emit_hold(struct holder *h, u32 sub, u64 lock,
 	e->sysnr = h->sysnr;
 	e->stackid = h->stackid;
 	e->lock = lock;
+	e->start_ns = h->start_ns;
 	e->total_ns = total;
 	e->write_ns = wr;
 	e->read_ns = rd;
@@ -936,6 +937,7 @@ int BPF_PROG(contention_end, void *lock, int ret)
 	e->sysnr = current_sysnr();
 	e->stackid = w->stackid;
 	e->lock = w->lock;
+	e->start_ns = w->ts;
 	e->total_ns = d;
 	bpf_get_current_comm(e->comm, sizeof(e->comm));
 	e->has_holder = w->has_holder;

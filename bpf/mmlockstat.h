@@ -159,6 +159,8 @@ struct event {
 	int sysnr;
 	int stackid;
 	unsigned long long lock;
+	unsigned long long start_ns;	/* hold: acquired; wait: began
+					 * (bpf_ktime_get_ns: CLOCK_MONOTONIC) */
 	unsigned long long total_ns;	/* hold: whole hold; wait: the wait */
 	unsigned long long write_ns;	/* hold: write phase */
 	unsigned long long read_ns;	/* hold: read phase */
@@ -173,5 +175,9 @@ struct event {
 	unsigned int pad2;
 	struct qwriter queued;
 };
+
+/* tests/tools/mmlockstat_drops.icount.sh counts the events its ring
+ * buffer takes by this size (plus an 8-byte record header each) */
+_Static_assert(sizeof(struct event) == 192, "struct event: update RING_CAP in mmlockstat_drops");
 
 #endif /* __MMLOCKSTAT_H */

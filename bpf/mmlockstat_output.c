@@ -399,6 +399,7 @@ void print_json(const struct out_ctx *o, const struct snap *d, double secs,
 
 		jw_obj_open(&w);
 		jw_kstr(&w, "kind", hold_kind_name(e->sub));
+		jw_ku64(&w, "start_ns", e->start_ns);
 		jw_ku64(&w, "total_ns", e->total_ns);
 		jw_ku64(&w, "write_ns", e->write_ns);
 		jw_ku64(&w, "read_ns", e->read_ns);
@@ -420,6 +421,7 @@ void print_json(const struct out_ctx *o, const struct snap *d, double secs,
 			jw_key(&w, "vma_fallback");
 			jw_bool(&w, e->vma_fallback);
 		}
+		jw_ku64(&w, "start_ns", e->start_ns);
 		jw_ku64(&w, "wait_ns", e->total_ns);
 		json_task(&w, e->pid, e->tid, e->comm, e->sysnr);
 		if (o->stacks)
