@@ -8,7 +8,8 @@ one TAP check (pycheck in mmls_lib.sh). Exit 3: a missing file or key.
 
   schema FILE...
       every line of every FILE is a schema-1 mmlockstat object (DESIGN.md 5)
-  hist JSON HIST HOLDFILE SPEC... --lo NS --hi NS [--contains] [--record F L]
+  hist JSON HIST HOLDFILE SPEC... --lo NS --hi NS [--contains] [--irqs TRACE]
+       [--record F L]
       the last object's histogram HIST against the calibration module's own
       measurements in HOLDFILE (mmls_hold's output). SPEC is REQ:FIELD: the
       FIELD (write_ns, read_ns) of every request whose text starts with REQ
@@ -16,18 +17,28 @@ one TAP check (pycheck in mmls_lib.sh). Exit 3: a missing file or key.
       in [v + lo, v + hi]: count exact (--contains: at least that many:
       --full sees every read hold of the process), every truth in the log2
       bucket of a value in that range, max in [max + lo, max + hi], sum in
-      [sum + n*lo, sum + n*hi] (not with --contains).
-  holds JSON KIND FIELD HOLDFILE SPEC... --lo NS --hi NS [--record F L]
+      [sum + n*lo, sum + n*hi] (not with --contains). With --irqs, each
+      range moves by that truth's interrupt charge (below).
+  holds JSON KIND FIELD HOLDFILE SPEC... --lo NS --hi NS [--irqs TRACE]
+       [--record F L]
       the same per hold, from top_holds (run the tool with -n 64): the
       FIELD (write_ns, read_ns, total_ns) of the holds of KIND (write,
       read, downgrade) taken in a write(2) -- the module's holds: a --full
-      session also sees the process's page faults and exit --, largest
-      first, paired with the truths, largest first: as many, and each
-      tool - truth in [lo, hi].
-  waits JSON HOLDFILE --lo NS --hi NS [--record F L]
+      session also sees the process's page faults and exit --, each
+      paired with its request by time (the hold whose start_ns is the
+      last before the module's locked_at_ns, less than 1 ms before): as
+      many, and each tool - truth - charge in [lo, hi].
+  waits JSON HOLDFILE --lo NS --hi NS [--irqs TRACE] [--record F L]
       the read waits in top_waits against the reader thread's own timing of
-      its blocked pread (reader_ns): as many, and each reader_ns - tool in
-      [lo, hi] (the tool's wait lies inside the pread).
+      its blocked pread (reader_ns): as many, each paired with the pread
+      its start_ns lies in, and each reader_ns - tool - charge in [lo, hi]
+      (the tool's wait lies inside the pread; the charge: the reader's
+      interrupts inside its pread and outside the wait).
+  woke HOLDFILE --lo NS --hi NS [--irqs TRACE] [--record F L]
+      the -r reader's preads (mmls_hold -r with write holds): each started
+      inside its hold (so it blocked), and its end - the module's unlock
+      timestamp - charge in [lo, hi] (the charge: every interrupt in
+      between, whichever task it came on: one vCPU).
   chain JSON HOLDFILE --lo NS --hi NS [--record F L]
       mmls_hold -r R -w W (W < R) with downgrades: each read wait in
       top_waits names the chain reader <- queued writer <- holder: a
@@ -44,6 +55,15 @@ one TAP check (pycheck in mmls_lib.sh). Exit 3: a missing file or key.
   fetch URL FILE
       GET URL (http://IP:PORT/PATH), write the body to FILE, print the HTTP
       status code
+
+--irqs TRACE: the interrupts of the session's tasks, from an ftrace instance
+in raw mode (mmls_lib.sh irqs_start/irqs_stop: "#event NAME ID" lines, then
+"PID CPU NS type: ID" lines, mono clock). A sample's charge is the
+interrupt time of the timed task (the holder; for waits the reader) inside
+the tool's interval less that inside the other clock's (the module's, the
+reader's own): each times from its own timestamps, so an interrupt between
+the two is in one interval only. Without --irqs the charge is 0; a trace
+that lost events fails.
 
 --record FILE LABEL appends "LABEL d1 d2 ..." (the deviations, ns) to FILE:
 the figures the tolerances were measured from.
@@ -150,7 +170,7 @@ def check_object(o):
     for n, h in hs.items():
         errs += check_hist(n, h)
     for w in o.get("top_waits", []):
-        for k in ("type", "wait_ns", "pid", "comm", "holder", "queued_writer"):
+        for k in ("type", "start_ns", "wait_ns", "pid", "comm", "holder", "queued_writer"):
             if k not in w:
                 errs.append("top_waits entry without %s" % k)
         if w.get("queued_writer") is not None:
@@ -162,7 +182,7 @@ def check_object(o):
                 if k not in w["holder"]:
                     errs.append("top_waits holder without %s" % k)
     for t in o.get("top_holds", []):
-        for k in ("kind", "total_ns", "write_ns", "read_ns", "pid", "comm", "op"):
+        for k in ("kind", "start_ns", "total_ns", "write_ns", "read_ns", "pid", "comm", "op"):
             if k not in t:
                 errs.append("top_holds entry without %s" % k)
     return errs
@@ -202,8 +222,11 @@ def cmd_schema(paths):
     return "%d file(s), %d object(s)" % (len(paths), n)
 
 
-def truths(holdfile, specs):
-    """The module's measurements (ns) for REQ:FIELD specs, from mmls_hold."""
+def truth_recs(holdfile, specs):
+    """The module's measurements for REQ:FIELD specs, from mmls_hold: one
+    (value ns, REQ's kind, FIELD, the module's interval of FIELD (from, to)
+    ns, locked_at_ns) per matching request, in the order of SPECS and then
+    of the requests."""
     lines = [l.split() for l in open(holdfile) if l.startswith("req=")]
     if not lines:
         raise Fail("%s: no request lines (mmls_hold failed?)" % holdfile)
@@ -216,10 +239,121 @@ def truths(holdfile, specs):
                 continue
             if kv["rc"] != "0":
                 raise Fail("%s: request %s failed: rc=%s" % (holdfile, kv["req"], kv["rc"]))
-            out.append(int(kv[field]))
+            at, wr = int(kv.get("locked_at_ns", 0)), int(kv["write_ns"])
+            end = at + wr + int(kv["read_ns"])
+            iv = {"write_ns": (at, at + wr), "read_ns": (at + wr, end),
+                  "total_ns": (at, end)}.get(field)
+            out.append((int(kv[field]), req, field, iv, at))
     if not out:
         raise Fail("%s: no request matches %s" % (holdfile, " ".join(specs)))
-    return sorted(out)
+    return out
+
+
+def truths(holdfile, specs):
+    """The module's measurements (ns) for REQ:FIELD specs, sorted."""
+    return sorted(t[0] for t in truth_recs(holdfile, specs))
+
+
+SOFT_IRQS = ("softirq", "tasklet")
+
+
+def irq_spans(path):
+    """{tid: [(from, to)]}: when an interrupt (hard, vector or soft) ran
+    on top of each task, from an irqs_stop trace. Nested entries (a
+    softirq at a hardirq's exit, a tick inside a softirq) make one span.
+    Each CPU keeps a stack of open entries. Only a softirq or a tasklet
+    can be interrupted, and not by its own kind: an open entry that the
+    next entry could not have interrupted had no exit traced (it ran
+    before the exit event was on), so it is dropped; an exit with no open
+    entry is ignored (it began before the trace)."""
+    ids, stack, start, spans = {}, {}, {}, {}
+    for line in open(path, errors="replace"):
+        f = line.split()
+        if line.startswith("#event ") and len(f) == 3:
+            ids[f[2]] = f[1]
+        elif line.startswith("#lost ") and len(f) == 2 and f[1] != "0":
+            raise Fail("%s: the irq trace lost %s event(s): cannot charge" % (path, f[1]))
+        elif len(f) == 5 and f[3] == "type:" and f[4] in ids:
+            pid, cpu, ts, name = int(f[0]), f[1], int(f[2]), ids[f[4]]
+            kind = name.split("/")[-1].rsplit("_", 1)[0]
+            st = stack.setdefault(cpu, [])
+            if name.endswith("_entry"):
+                while st and (st[-1] not in SOFT_IRQS or kind in st):
+                    st.pop()
+                if not st:
+                    start[cpu] = (pid, ts)
+                st.append(kind)
+            elif name.endswith("_exit") and kind in st:
+                del st[st.index(kind):]
+                if not st:
+                    p, t0 = start.pop(cpu)
+                    spans.setdefault(p, []).append((t0, ts))
+    if not ids:
+        raise Fail("%s: no #event lines: not an irqs_stop trace" % path)
+    return spans
+
+
+def overlap(spans, iv):
+    return sum(max(0, min(b, iv[1]) - max(a, iv[0])) for a, b in spans)
+
+
+def tool_iv(t, field):
+    """A top_holds entry's interval for FIELD (ns, tool's clock)."""
+    s = t["start_ns"]
+    return {"write_ns": (s, s + t["write_ns"]),
+            "read_ns": (s + t["write_ns"], s + t["write_ns"] + t["read_ns"]),
+            "total_ns": (s, s + t["total_ns"])}[field]
+
+
+def pair(tops, recs, what, listed=True):
+    """Each truth record's top hold: the module's hold in write(2) of the
+    REQ's kind whose start_ns is the last before its locked_at_ns, less
+    than 1 ms before. A list of (record, hold); the hold is None for a
+    record without one if not LISTED (a hold the tool timed but did not
+    report: an untracked downgrade's write phase), else that fails."""
+    out, used = [], set()
+    for r in recs:
+        at = r[4]
+        c = [(at - t["start_ns"], i) for i, t in enumerate(tops)
+             if t["kind"] == r[1] and t["syscall"] == SYS_WRITE
+             and 0 <= at - t["start_ns"] < 1000000 and i not in used]
+        if not c and listed:
+            raise Fail("%s: no top hold of kind %s in write(2) starts within 1 ms before the "
+                       "module's locked_at_ns %s (is -n large enough?)" % (what, r[1], at))
+        if c:
+            used.add(min(c)[1])
+        out.append((r, tops[min(c)[1]] if c else None))
+    return out
+
+
+def charges(o, recs, field, irqs, what, reach=None, holder=None):
+    """Each truth record's interrupt charge (ns; see --irqs), as a range
+    (lo, hi): (c, c) for a record paired with its top hold. A record
+    without one (hist only) gets the range its tool interval could have:
+    its edges lie within REACH ns of the module's, so up to the holder's
+    interrupt time in the REACH outside the module's interval more, up to
+    that in the REACH inside less."""
+    if not irqs:
+        return [(0, 0)] * len(recs)
+    spans = irq_spans(irqs)
+    out = []
+    for r, t in pair(o["top_holds"], recs, what, listed=reach is None):
+        if t:
+            sp = spans.get(t["tid"], [])
+            c = overlap(sp, tool_iv(t, field or r[2])) - overlap(sp, r[3])
+            out.append((c, c))
+            continue
+        sp = spans.get(holder, [])
+        a, b = r[3]
+        out.append((-overlap(sp, (a, min(a + reach, b))) - overlap(sp, (max(b - reach, a), b)),
+                    overlap(sp, (a - reach, a)) + overlap(sp, (b, b + reach))))
+    return out
+
+
+def charged(cs):
+    figs = ["%+d" % a if a == b else "[%+d, %+d] (not listed)" % (a, b)
+            for a, b in cs if a or b]
+    return ", interrupts charged: %s" % ", ".join(figs) if figs else ""
 
 
 def record(rec, devs):
@@ -232,11 +366,15 @@ def rng(devs):
     return "[%d, %d]" % (min(devs), max(devs)) if devs else "[]"
 
 
-def cmd_hist(path, name, holdfile, specs, lo, hi, contains, rec):
-    h = last(path)["histograms"][name]
-    truth = truths(holdfile, specs)
+def cmd_hist(path, name, holdfile, specs, lo, hi, contains, rec, irqs=None):
+    o = last(path)
+    h = o["histograms"][name]
+    recs = sorted(truth_recs(holdfile, specs), key=lambda r: r[0])
+    truth = [r[0] for r in recs]
     n = len(truth)
     what = "%s: %d truth sample(s) %s us" % (name, n, ",".join(str(v // 1000) for v in truth))
+    pid = next((int(l.split()[1]) for l in open(holdfile) if l.startswith("ready ")), None)
+    cs = charges(o, recs, None, irqs, what, reach=max(abs(lo), abs(hi)), holder=pid)
     if contains and h["count"] < n:
         raise Fail("%s: count: got %d, want >= %d" % (what, h["count"], n))
     if not contains and h["count"] != n:
@@ -247,8 +385,8 @@ def cmd_hist(path, name, holdfile, specs, lo, hi, contains, rec):
         got += [slot(b["le"])] * b["count"]
     got.sort()
     unmatched = []
-    for v in reversed(truth):
-        ok_slots = set(range(slot(max(v + lo, 0)), slot(v + hi) + 1))
+    for v, (clo, chi) in reversed(list(zip(truth, cs))):
+        ok_slots = set(range(slot(max(v + lo + clo, 0)), slot(v + hi + chi) + 1))
         for i in range(len(got) - 1, -1, -1):
             if got[i] in ok_slots:
                 del got[i]
@@ -258,58 +396,117 @@ def cmd_hist(path, name, holdfile, specs, lo, hi, contains, rec):
     if unmatched:
         errs.append("truth not in its log2 bucket: %s; tool's buckets %s"
                     % (", ".join(unmatched[:4]), [(b["le"], b["count"]) for b in h["buckets"]]))
+    # the tool's max is the largest v + dev + c, each dev in [lo, hi]
+    mlo = max(v + lo + c[0] for v, c in zip(truth, cs))
+    mhi = max(v + hi + c[1] for v, c in zip(truth, cs))
     dmax = h["max"] - truth[-1]
-    if not lo <= dmax <= hi:
-        errs.append("max: got %d, want %d + [%d, %d] (off by %d)" % (h["max"], truth[-1], lo, hi, dmax))
+    if not mlo <= h["max"] <= mhi:
+        errs.append("max: got %d, want %d + [%d, %d] (off by %d%s)"
+                    % (h["max"], truth[-1], mlo - truth[-1], mhi - truth[-1], dmax, charged(cs)))
     figs = "max %+d ns" % dmax
-    record(rec, [dmax])
+    record(rec, [dmax - cs[-1][0] if cs[-1][0] == cs[-1][1] else dmax])
     if not contains:
         dsum = h["sum"] - sum(truth)
         figs += ", sum %+d ns" % dsum
-        if not n * lo <= dsum <= n * hi:
-            errs.append("sum: got %d, want %d + [%d, %d] (off by %d)"
-                        % (h["sum"], sum(truth), n * lo, n * hi, dsum))
+        slo, shi = n * lo + sum(c[0] for c in cs), n * hi + sum(c[1] for c in cs)
+        if not slo <= dsum <= shi:
+            errs.append("sum: got %d, want %d + [%d, %d] (off by %d%s)"
+                        % (h["sum"], sum(truth), slo, shi, dsum, charged(cs)))
     if errs:
         raise Fail("%s: %s" % (what, "; ".join(errs)))
-    return "%s: count %d, buckets match, %s vs truth (allowed per sample [%d, %d] ns)" % (
-        what, h["count"], figs, lo, hi)
+    return "%s: count %d, buckets match, %s vs truth (allowed per sample [%d, %d] ns%s)" % (
+        what, h["count"], figs, lo, hi, charged(cs))
 
 
 SYS_WRITE = 1
 
 
-def cmd_holds(path, kind, field, holdfile, specs, lo, hi, rec):
-    tops = last(path)["top_holds"]
-    tool = sorted((t[field] for t in tops if t["kind"] == kind and t["syscall"] == SYS_WRITE),
-                  reverse=True)
-    truth = sorted(truths(holdfile, specs), reverse=True)
-    what = "%s %s holds' %s" % (len(truth), kind, field)
-    if len(tool) != len(truth):
-        raise Fail("%s: top_holds of kind %s in write(2): got %d, want %d (is -n large enough?)"
-                   % (what, kind, len(tool), len(truth)))
-    devs = [t - v for t, v in zip(tool, truth)]
-    record(rec, devs)
-    bad = ["%d vs truth %d (%+d)" % (t, v, t - v) for t, v in zip(tool, truth)
-           if not lo <= t - v <= hi]
-    if bad:
-        raise Fail("%s: tool - truth outside [%d, %d] ns: %s" % (what, lo, hi, "; ".join(bad[:4])))
-    return "%s: tool - truth in %s ns (allowed [%d, %d])" % (what, rng(devs), lo, hi)
-
-
-def cmd_waits(path, holdfile, lo, hi, rec):
+def cmd_holds(path, kind, field, holdfile, specs, lo, hi, rec, irqs=None):
     o = last(path)
-    tool = sorted(w["wait_ns"] for w in o["top_waits"] if w["type"] == "read")
-    self_ns = sorted(truths(holdfile, ["write:reader_ns"]))
-    what = "%d read waits" % len(self_ns)
-    if len(tool) != len(self_ns):
-        raise Fail("%s: top_waits of type read: got %d, want %d" % (what, len(tool), len(self_ns)))
-    devs = [s - t for t, s in zip(tool, self_ns)]
+    tops = [t for t in o["top_holds"] if t["kind"] == kind and t["syscall"] == SYS_WRITE]
+    recs = truth_recs(holdfile, specs)
+    what = "%s %s holds' %s" % (len(recs), kind, field)
+    if len(tops) != len(recs):
+        raise Fail("%s: top_holds of kind %s in write(2): got %d, want %d (is -n large enough?)"
+                   % (what, kind, len(tops), len(recs)))
+    pairs = pair(tops, recs, what)
+    cs = [c for c, _ in charges(o, recs, field, irqs, what)]
+    devs = [t[field] - r[0] - c for (r, t), c in zip(pairs, cs)]
     record(rec, devs)
-    bad = ["tool %d vs reader's own %d (%+d)" % (t, s, s - t) for t, s in zip(tool, self_ns)
-           if not lo <= s - t <= hi]
+    bad = ["%d vs truth %d (%+d%s)" % (t[field], r[0], t[field] - r[0],
+                                       ", %+d interrupts" % c if c else "")
+           for (r, t), c, d in zip(pairs, cs, devs) if not lo <= d <= hi]
     if bad:
-        raise Fail("%s: reader's own - tool outside [%d, %d] ns: %s" % (what, lo, hi, "; ".join(bad)))
-    return "%s: reader's own pread - tool's wait in %s ns (allowed [%d, %d])" % (what, rng(devs), lo, hi)
+        raise Fail("%s: tool - truth%s outside [%d, %d] ns: %s"
+                   % (what, " - charge" if irqs else "", lo, hi, "; ".join(bad[:4])))
+    return "%s: tool - truth%s in %s ns (allowed [%d, %d]%s)" % (
+        what, " - charge" if irqs else "", rng(devs), lo, hi, charged([(c, c) for c in cs]))
+
+
+def cmd_waits(path, holdfile, lo, hi, rec, irqs=None):
+    o = last(path)
+    waits = [w for w in o["top_waits"] if w["type"] == "read"]
+    preads = [dict(x.split("=", 1) for x in l.split())
+              for l in open(holdfile) if l.startswith("req=write")]
+    preads = [(int(kv["reader_at_ns"]), int(kv["reader_ns"])) for kv in preads]
+    what = "%d read waits" % len(preads)
+    if len(waits) != len(preads):
+        raise Fail("%s: top_waits of type read: got %d, want %d" % (what, len(waits), len(preads)))
+    # each wait with the pread it lies in; a charge for an interrupt of
+    # the reader inside its pread and outside the tool's wait (--irqs)
+    spans = irq_spans(irqs) if irqs else {}
+    devs, cs, bad = [], [], []
+    for at, own in preads:
+        w = next((w for w in waits if at <= w["start_ns"] < at + own), None)
+        if w is None:
+            raise Fail("%s: no read wait in top_waits began inside the pread at %d (%d ns)"
+                       % (what, at, own))
+        sp = spans.get(w["tid"], [])
+        c = overlap(sp, (at, at + own)) - overlap(sp, (w["start_ns"], w["start_ns"] + w["wait_ns"]))
+        d = own - w["wait_ns"] - c
+        devs.append(d)
+        cs.append((c, c))
+        if not lo <= d <= hi:
+            bad.append("tool %d vs reader's own %d (%+d%s)" % (w["wait_ns"], own, own - w["wait_ns"],
+                                                               ", %+d interrupts" % c if c else ""))
+    record(rec, devs)
+    if bad:
+        raise Fail("%s: reader's own - tool%s outside [%d, %d] ns: %s"
+                   % (what, " - charge" if irqs else "", lo, hi, "; ".join(bad)))
+    return "%s: reader's own pread - tool's wait%s in %s ns (allowed [%d, %d]%s)" % (
+        what, " - charge" if irqs else "", rng(devs), lo, hi, charged(cs))
+
+
+def cmd_woke(holdfile, lo, hi, rec, irqs=None):
+    lines = [dict(x.split("=", 1) for x in l.split())
+             for l in open(holdfile) if l.startswith("req=write")]
+    if not lines:
+        raise Fail("%s: no write request lines (mmls_hold failed?)" % holdfile)
+    # on the single vCPU every interrupt between the unlock and the pread's
+    # end delays that end, whichever task it came on
+    spans = [sp for v in (irq_spans(irqs) if irqs else {}).values() for sp in v]
+    devs, cs, late, bad = [], [], [], []
+    for kv in lines:
+        at, own = int(kv["reader_at_ns"]), int(kv["reader_ns"])
+        locked, unlocked = int(kv["locked_at_ns"]), int(kv["unlocked_at_ns"])
+        c = overlap(spans, (unlocked, at + own))
+        d = at + own - unlocked - c
+        devs.append(d)
+        cs.append((c, c))
+        late.append(kv["reader_late_ns"])
+        if not locked < at < unlocked:
+            bad.append("pread at %d not inside the hold [%d, %d]" % (at, locked, unlocked))
+        elif not lo <= d <= hi:
+            bad.append("ended %+d ns after the unlock%s" % (
+                at + own - unlocked, ", %d ns of interrupts" % c if c else ""))
+    record(rec, devs)
+    what = "%d preads (late on their deadlines by %s ns)" % (len(lines), " ".join(late))
+    if bad:
+        raise Fail("%s: %s; allowed (end - unlock%s) [%d, %d] ns"
+                   % (what, "; ".join(bad), " - charge" if irqs else "", lo, hi))
+    return ("%s: each started inside its hold and ended after the unlock by %s ns%s "
+            "(allowed [%d, %d]%s)" % (what, rng(devs), ", less interrupts" if irqs else "",
+                                      lo, hi, charged(cs)))
 
 
 def cmd_chain(path, holdfile, lo, hi, rec):
@@ -396,7 +593,7 @@ def cmd_fetch(url, path):
 
 def opts(args):
     """--lo/--hi/--contains/--record out of ARGS; the rest is positional."""
-    lo = hi = None
+    lo = hi = irqs = None
     contains, rec, pos = False, None, []
     while args:
         a = args.pop(0)
@@ -408,11 +605,13 @@ def opts(args):
             contains = True
         elif a == "--record":
             rec = (args.pop(0), args.pop(0))
+        elif a == "--irqs":
+            irqs = args.pop(0)
         else:
             pos.append(a)
     if lo is None or hi is None:
         raise Fail("--lo and --hi are required")
-    return pos, lo, hi, contains, rec
+    return pos, lo, hi, contains, rec, irqs
 
 
 def main(argv):
@@ -420,19 +619,22 @@ def main(argv):
     if cmd == "schema" and args:
         print(cmd_schema(args))
     elif cmd == "hist" and len(args) >= 4:
-        pos, lo, hi, contains, rec = opts(args)
-        print(cmd_hist(pos[0], pos[1], pos[2], pos[3:], lo, hi, contains, rec))
+        pos, lo, hi, contains, rec, irqs = opts(args)
+        print(cmd_hist(pos[0], pos[1], pos[2], pos[3:], lo, hi, contains, rec, irqs))
     elif cmd == "holds" and len(args) >= 5:
-        pos, lo, hi, _, rec = opts(args)
-        print(cmd_holds(pos[0], pos[1], pos[2], pos[3], pos[4:], lo, hi, rec))
+        pos, lo, hi, _, rec, irqs = opts(args)
+        print(cmd_holds(pos[0], pos[1], pos[2], pos[3], pos[4:], lo, hi, rec, irqs))
     elif cmd == "waits" and len(args) >= 2:
-        pos, lo, hi, _, rec = opts(args)
-        print(cmd_waits(pos[0], pos[1], lo, hi, rec))
+        pos, lo, hi, _, rec, irqs = opts(args)
+        print(cmd_waits(pos[0], pos[1], lo, hi, rec, irqs))
+    elif cmd == "woke" and len(args) >= 1:
+        pos, lo, hi, _, rec, irqs = opts(args)
+        print(cmd_woke(pos[0], lo, hi, rec, irqs))
     elif cmd == "chain" and len(args) >= 2:
-        pos, lo, hi, _, rec = opts(args)
+        pos, lo, hi, _, rec, _ = opts(args)
         print(cmd_chain(pos[0], pos[1], lo, hi, rec))
     elif cmd == "intervals" and len(args) >= 2:
-        pos, lo, hi, _, rec = opts(args)
+        pos, lo, hi, _, rec, _ = opts(args)
         print(cmd_intervals(pos[0], int(pos[1]), lo, hi, rec))
     elif cmd == "get" and len(args) == 2:
         print(eval(args[1], {"o": last(args[0])}))

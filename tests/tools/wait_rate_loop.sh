@@ -5,7 +5,8 @@
 # over HOLDS write holds (default 3) of 20, 21, ... ms, as that file's wait
 # section does; per hold it prints the reader's lateness on its deadline,
 # its own pread - the tool's wait (W_WAIT) and its pread's end - the
-# module's unlock (W_WOKE), then the min-max of each (docs/TEST-RATES.md):
+# module's unlock (W_WOKE), each less the interrupts the session traced in
+# one interval only, then the min-max of each (docs/TEST-RATES.md):
 #   scripts/vm-run [--kernel K] --icount --cpus 1 --mem 3G -- \
 #       tests/tools/wait_rate_loop.sh 20 3
 # Outputs in test-out/wait-rate/ (MMLOCK_TEST_OUT/wait-rate/ if set).
@@ -15,6 +16,7 @@
 # read by mmls_lib.sh (attaching takes guest minutes under icount)
 # shellcheck disable=SC2034
 TOOL_ATTACH_S=3000 TOOL_STOP_S=3000 TOOL=$TOP/bpf/mmlockstat HOLD=$TESTBIN/mmls_hold
+MMLS_IRQS=1
 sessions=${1:-20} nholds=${2:-3}
 out=${MMLOCK_TEST_OUT:-$TOP/test-out}/wait-rate
 mkdir -p "$out" || exit 1
@@ -27,26 +29,23 @@ for r in $(seq "$sessions"); do
 		echo "session $r: $(tail -n 2 "$out/s$r.err" | tr '\n' ' ')"
 		continue
 	fi
-	# holds differ by 1 ms: sorting pairs each wait with its own pread
-	$PY - "$out/s$r.json" "$out/s$r.hold" <<'PY' | tee -a "$out/samples.txt"
-import json, sys
-o = [json.loads(l) for l in open(sys.argv[1]) if l.startswith("{")][-1]
-tool = sorted(w["wait_ns"] for w in o["top_waits"] if w["type"] == "read")
-rows = [dict(kv.split("=", 1) for kv in l.split())
-        for l in open(sys.argv[2]) if l.startswith("req=")]
-rows.sort(key=lambda r: int(r["reader_ns"]))
-if len(tool) != len(rows):
-    print("session %s: %d waits for %d holds" % (sys.argv[1], len(tool), len(rows)))
-for t, r in zip(tool, rows):
-    own, at, un = int(r["reader_ns"]), int(r["reader_at_ns"]), int(r["unlocked_at_ns"])
-    print("%s late %s wait %d woke %d" % (r["req"], r["reader_late_ns"], own - t, at + own - un))
-PY
+	# each less the interrupts in one interval only (mmlockstat_check.py
+	# --irqs, as the file's checks): the windows are of those figures
+	sed -n 's/^req=\([^ ]*\) .*reader_late_ns=\(-*[0-9]*\)$/\1 late \2/p' "$out/s$r.hold" |
+		tee -a "$out/samples.txt"
+	$CHECK waits "$out/s$r.json" "$out/s$r.hold" --lo -1000000000 --hi 1000000000 \
+		--irqs "$out/s$r.irqs" --record "$out/samples.txt" W_WAIT
+	$CHECK woke "$out/s$r.hold" --lo -1000000000 --hi 1000000000 \
+		--irqs "$out/s$r.irqs" --record "$out/samples.txt" W_WOKE
 done
 $PY - "$out/samples.txt" <<'PY'
 import sys
-rows = [l.split() for l in open(sys.argv[1]) if l.startswith("write:")]
-for i, name in ((2, "late"), (4, "W_WAIT"), (6, "W_WOKE")):
-    v = sorted(int(r[i]) for r in rows)
+rows = [l.split() for l in open(sys.argv[1])]
+late = [int(r[2]) for r in rows if len(r) == 3 and r[1] == "late"]
+for name, v in (("late", late),
+                ("W_WAIT", [int(x) for r in rows if r[0] == "W_WAIT" for x in r[1:]]),
+                ("W_WOKE", [int(x) for r in rows if r[0] == "W_WOKE" for x in r[1:]])):
+    v.sort()
     if v:
         print("%s: n=%d, %d-%d, median %d" % (name, len(v), v[0], v[-1], v[len(v) // 2]))
 PY
