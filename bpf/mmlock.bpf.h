@@ -30,6 +30,23 @@
 #define EEXIST		17
 #endif
 
+/* --cgroup PATH: user space puts the cgroup v2 directory's fd in slot 0
+ * of cgroup_map; a task is selected when it runs in that cgroup or one
+ * below it (bpf_current_task_under_cgroup(), like bcc's --cgroup). */
+const volatile bool filter_cg = false;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_CGROUP_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} cgroup_map SEC(".maps");
+
+static __always_inline bool cgroup_selected(void)
+{
+	return !filter_cg || bpf_current_task_under_cgroup(&cgroup_map, 0) == 1;
+}
+
 /* Address of mm->mmap_lock (CO-RE: the offset comes from the running
  * kernel's BTF); 0 for a NULL mm. */
 static __always_inline __u64 mm_lock_addr(struct mm_struct *mm)

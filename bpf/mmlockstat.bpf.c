@@ -309,6 +309,8 @@ static __always_inline bool task_selected(void)
 {
 	if (targ_tgid && (bpf_get_current_pid_tgid() >> 32) != targ_tgid)
 		return false;
+	if (!cgroup_selected())
+		return false;
 	if (filter_comm) {
 		char comm[TASK_COMM_LEN];
 

@@ -33,6 +33,8 @@ static struct env {
 	pid_t pid;
 	char comm[TASK_COMM_LEN];
 	bool filter_comm;
+	const char *cgroup;
+	int cgfd;
 	double interval;
 	double duration;
 	bool json;
@@ -47,6 +49,7 @@ static struct env {
 	bool verbose;
 } env = {
 	.top = 5,
+	.cgfd = -1,
 };
 
 const char *argp_program_version = "mmlockstat 1.0";
@@ -83,7 +86,8 @@ const char argp_program_doc[] =
 "for recursion, ends whose start was not seen) in JSON \"drops\" and a\n"
 "warning line in the text output.\n"
 "\n"
-"USAGE: mmlockstat [-p PID] [-c COMM] [-i SEC] [-d SEC] [-j] [-s] [--full]\n"
+"USAGE: mmlockstat [-p PID] [-c COMM] [--cgroup PATH] [-i SEC] [-d SEC] [-j]\n"
+"                  [-s] [--full]\n"
 "                  [--prometheus ADDR:PORT] [-E FUNC] [--map-entries N] [-v]\n"
 "\v"
 "EXAMPLES:\n"
@@ -91,6 +95,7 @@ const char argp_program_doc[] =
 "    mmlockstat -d 10 -j        # 10 seconds, one JSON object (schema 1)\n"
 "    mmlockstat -p 181 -i 1     # process 181 (its holds, waits on its lock)\n"
 "    mmlockstat -c munmap_test -s   # by command name, with kernel stacks\n"
+"    mmlockstat --cgroup /sys/fs/cgroup/job -j  # a cgroup and those below it\n"
 "    mmlockstat --full -d 5     # every read hold too\n"
 "    mmlockstat --prometheus :9464  # serve /metrics on 127.0.0.1:9464\n"
 "    mmlockstat -E tml_hold_write   # also end read phases at this return\n"
@@ -103,6 +108,7 @@ enum {
 	OPT_PROM,
 	OPT_KPROBES,
 	OPT_MAP_ENTRIES,
+	OPT_CGROUP,
 };
 
 #define MAX_MAP_ENTRIES	(1 << 20)
@@ -110,6 +116,7 @@ enum {
 static const struct argp_option opts[] = {
 	{ "pid", 'p', "PID", 0, "Trace this process: its holds and waits, and waits behind its holds", 0 },
 	{ "comm", 'c', "COMM", 0, "Trace tasks with this command name (same rules as -p)", 0 },
+	{ "cgroup", OPT_CGROUP, "PATH", 0, "Trace tasks in this cgroup v2 directory or below it (same rules as -p)", 0 },
 	{ "interval", 'i', "SECONDS", 0, "Print every SECONDS (histograms are per interval)", 0 },
 	{ "duration", 'd', "SECONDS", 0, "Stop after SECONDS", 0 },
 	{ "json", 'j', NULL, 0, "One JSON object per interval (schema 1, see README.md)", 0 },
@@ -177,6 +184,11 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 			argp_error(state, "invalid top N '%s': 0 to %d", arg,
 				   MAX_TOP);
 		env.top = v;
+		break;
+	case OPT_CGROUP:
+		if (!*arg)
+			argp_error(state, "--cgroup needs a path");
+		env.cgroup = arg;
 		break;
 	case OPT_FULL:
 		env.full = true;
@@ -756,6 +768,7 @@ static int choose_probes(bool kprobes)
 
 	obj->rodata->targ_tgid = env.pid;
 	obj->rodata->filter_comm = env.filter_comm;
+	obj->rodata->filter_cg = env.cgfd >= 0;
 	memcpy((char *)obj->rodata->targ_comm, env.comm, TASK_COMM_LEN);
 	obj->rodata->want_stacks = env.stacks;
 	if (env.map_entries) {
@@ -917,6 +930,11 @@ int main(int argc, char **argv)
 		fprintf(stderr, "mmlockstat: pid %d does not exist\n", env.pid);
 		return 1;
 	}
+	if (env.cgroup) {
+		env.cgfd = cgroup_open("mmlockstat", env.cgroup);
+		if (env.cgfd < 0)
+			return 1;
+	}
 	if (geteuid() != 0) {
 		fprintf(stderr, "mmlockstat: needs root (loads BPF programs)\n");
 		return 1;
@@ -951,6 +969,11 @@ int main(int argc, char **argv)
 	err = open_and_load();
 	if (err)
 		goto cleanup;
+	if (env.cgfd >= 0 &&
+	    cgroup_install("mmlockstat", bpf_map__fd(obj->maps.cgroup_map), env.cgfd)) {
+		err = -1;
+		goto cleanup;
+	}
 	if (pc.kprobes)
 		probe_kind = "kprobe";
 	if (!pc.wait)
@@ -984,6 +1007,7 @@ int main(int argc, char **argv)
 	out = (struct out_ctx){
 		.pid = env.pid,
 		.comm = env.filter_comm ? env.comm : NULL,
+		.cgroup = env.cgroup,
 		.full = env.full,
 		.stacks = env.stacks,
 		.vma_avail = vma_avail,

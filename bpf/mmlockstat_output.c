@@ -360,6 +360,8 @@ void print_json(const struct out_ctx *o, const struct snap *d, double secs,
 		jw_ku64(&w, "pid", o->pid);
 	if (o->comm)
 		jw_kstr(&w, "comm", o->comm);
+	if (o->cgroup)
+		jw_kstr(&w, "cgroup", o->cgroup);
 	jw_obj_close(&w);
 
 	jw_key(&w, "histograms");

@@ -49,6 +49,7 @@ struct mode_snap {
 struct out_ctx {
 	pid_t pid;			/* -p, or 0 */
 	const char *comm;		/* -c, or NULL */
+	const char *cgroup;		/* --cgroup, or NULL */
 	bool full;			/* --full */
 	bool stacks;			/* -s */
 	bool vma_avail;			/* per-VMA locks traced: vma_* */

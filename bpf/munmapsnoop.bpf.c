@@ -146,7 +146,7 @@ static __always_inline int call_enter(__u32 op, __u64 start, __u64 len)
 
 	if (targ_tgid && (id >> 32) != targ_tgid)
 		return 0;
-	if (!comm_allowed())
+	if (!comm_allowed() || !cgroup_selected())
 		return 0;
 	task = bpf_get_current_task_btf();
 	mm = task->mm;

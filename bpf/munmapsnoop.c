@@ -36,6 +36,7 @@ static const char *op_names[] = { "munmap", "brk", "mremap" };
 static struct env {
 	pid_t pid;
 	char comm[TASK_COMM_LEN];
+	const char *cgroup;
 	bool json;
 	bool verbose;
 	long long min_us;
@@ -50,19 +51,23 @@ const char argp_program_doc[] =
 "mmap_lock write hold, read hold (after downgrade_write), time in\n"
 "unmap_region(), lock mode, sections, lock drops and the waiters it blocked.\n"
 "\n"
-"USAGE: munmapsnoop [-h] [-j] [-p PID] [-c COMM] [-d SECONDS] [--min-us N]\n"
+"USAGE: munmapsnoop [-h] [-j] [-p PID] [-c COMM] [--cgroup PATH] [-d SECONDS]\n"
+"                   [--min-us N]\n"
 "\n"
 "EXAMPLES:\n"
 "    munmapsnoop                 # trace every munmap/brk/mremap shrink\n"
 "    munmapsnoop --min-us 1000   # only calls that took 1 ms or more\n"
 "    munmapsnoop -p 185 -j       # process 185, one JSON object per call\n"
-"    munmapsnoop -c munmap_test -d 10  # by command name, for 10 seconds\n";
+"    munmapsnoop -c munmap_test -d 10  # by command name, for 10 seconds\n"
+"    munmapsnoop --cgroup /sys/fs/cgroup/job  # calls of a cgroup and below\n";
 
 #define OPT_MIN_US	1000
+#define OPT_CGROUP	1001
 
 static const struct argp_option opts[] = {
 	{ "pid", 'p', "PID", 0, "Trace this process only (exit when it exits)", 0 },
 	{ "comm", 'c', "COMM", 0, "Trace this command name only", 0 },
+	{ "cgroup", OPT_CGROUP, "PATH", 0, "Trace calls of tasks in this cgroup v2 directory or below it", 0 },
 	{ "duration", 'd', "SECONDS", 0, "Stop after SECONDS", 0 },
 	{ "json", 'j', NULL, 0, "One JSON object per call on stdout (schema 1)", 0 },
 	{ "min-us", OPT_MIN_US, "N", 0, "Only calls that took N microseconds or more", 0 },
@@ -117,6 +122,13 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		break;
 	case 'j':
 		env.json = true;
+		break;
+	case OPT_CGROUP:
+		if (!*arg) {
+			fprintf(stderr, "munmapsnoop: --cgroup needs a path\n");
+			argp_usage(state);
+		}
+		env.cgroup = arg;
 		break;
 	case OPT_MIN_US:
 		env.min_us = parse_num("--min-us", arg, 1000000000000LL, state);
@@ -436,6 +448,7 @@ static void choose_probes(struct munmapsnoop_bpf *obj)
 		obj->rodata->filter_comm = true;
 		memcpy((char *)obj->rodata->targ_comm, env.comm, TASK_COMM_LEN);
 	}
+	obj->rodata->filter_cg = env.cgroup != NULL;
 	obj->rodata->min_ns = env.min_us * 1000;
 	obj->rodata->mode_addr = kallsyms_data_addr("sysctl_munmap_lock_mode");
 
@@ -512,12 +525,17 @@ int main(int argc, char **argv)
 	unsigned long long deadline = 0;
 	char buf[256];
 	size_t i;
-	int err;
+	int err, cgfd = -1;
 
 	err = argp_parse(&argp, argc, argv, 0, NULL, NULL);
 	if (err)
 		return err;
 
+	if (env.cgroup) {
+		cgfd = cgroup_open("munmapsnoop", env.cgroup);
+		if (cgfd < 0)
+			return 1;
+	}
 	if (geteuid() != 0)
 		return die("must run as root", "loading BPF programs needs root (CAP_BPF, CAP_PERFMON)");
 	if (access(VMLINUX_BTF, R_OK))
@@ -552,6 +570,11 @@ int main(int argc, char **argv)
 		bpf_failed("munmapsnoop", "load", err, env.verbose);
 		goto cleanup;
 	}
+	if (cgfd >= 0 &&
+	    cgroup_install("munmapsnoop", bpf_map__fd(obj->maps.cgroup_map), cgfd)) {
+		err = -1;
+		goto cleanup;
+	}
 	err = munmapsnoop_bpf__attach(obj);
 	if (err) {
 		bpf_failed("munmapsnoop", "attach", err, env.verbose);
@@ -579,6 +602,8 @@ int main(int argc, char **argv)
 	buf[0] = 0;
 	if (env.pid)
 		snprintf(buf, sizeof(buf), " of PID %d", env.pid);
+	else if (env.cgroup)
+		snprintf(buf, sizeof(buf), " in cgroup %s", env.cgroup);
 	fprintf(stderr, "Tracing munmap/brk/mremap shrinks%s (vm.munmap_lock_mode: %s)... "
 		"Hit Ctrl-C to end.\n", buf, sysctl_fd < 0 ? "absent" : mode_names[sysctl_mode]);
 	print_header();

@@ -6,7 +6,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <fcntl.h>
 #include <unistd.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
+#include <linux/magic.h>
+#include <bpf/bpf.h>
 #include <bpf/btf.h>
 #include "trace_helpers.h"
 
@@ -452,3 +457,37 @@ void jw_kstr(struct jw *w, const char *k, const char *s) { jw_key(w, k); jw_str(
 void jw_ku64(struct jw *w, const char *k, unsigned long long v) { jw_key(w, k); jw_u64(w, v); }
 void jw_ki64(struct jw *w, const char *k, long long v) { jw_key(w, k); jw_i64(w, v); }
 void jw_kdouble(struct jw *w, const char *k, double v) { jw_key(w, k); jw_double(w, v); }
+
+int cgroup_open(const char *tool, const char *path)
+{
+	struct statfs fs;
+	int fd;
+
+	fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0) {
+		fprintf(stderr, "%s: cgroup '%s': %s: give a cgroup v2 directory, "
+			"e.g. /sys/fs/cgroup/mytest (mkdir it, write PIDs to its "
+			"cgroup.procs)\n", tool, path, strerror(errno));
+		return -1;
+	}
+	if (fstatfs(fd, &fs) || fs.f_type != CGROUP2_SUPER_MAGIC) {
+		fprintf(stderr, "%s: cgroup '%s' is not in a cgroup v2 hierarchy: "
+			"give a directory under the cgroup2 mount (mount -t cgroup2 "
+			"none /sys/fs/cgroup)\n", tool, path);
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+int cgroup_install(const char *tool, int map_fd, int cgfd)
+{
+	__u32 zero = 0;
+
+	if (bpf_map_update_elem(map_fd, &zero, &cgfd, BPF_ANY)) {
+		fprintf(stderr, "%s: cannot install the cgroup filter: %s\n",
+			tool, strerror(errno));
+		return -1;
+	}
+	return 0;
+}

@@ -65,6 +65,13 @@ bool kprobe_traceable(const char *name);
 /* /sys/kernel/btf/vmlinux exists. */
 bool kernel_has_btf(void);
 
+/* --cgroup PATH: an fd of the cgroup v2 directory PATH, or -1 after
+ * printing why not to stderr, prefixed with @tool. */
+int cgroup_open(const char *tool, const char *path);
+/* Put @cgfd in slot 0 of the tool's BPF_MAP_TYPE_CGROUP_ARRAY @map_fd;
+ * 0, or -1 after printing why not. */
+int cgroup_install(const char *tool, int map_fd, int cgfd);
+
 /* ---- log2 histograms: slot i holds values in [2^i, 2^(i+1)), slot 0 {0,1} ---- */
 unsigned long long log2_slot_low(int slot);
 unsigned long long log2_slot_high(int slot);	/* inclusive: 2^(i+1)-1 */
