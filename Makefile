@@ -13,8 +13,9 @@ SCRIPT ?= munmap_phases
 # reads MMLOCK_KERNEL.
 KERNEL ?= lab
 # The kernels `make report` puts side by side: the lab kernel's modes and
-# Debian's 6.12 (per-VMA locks); KERNEL=x alone means just that one.
-KERNELS ?= $(if $(filter command line environment,$(origin KERNEL)),$(KERNEL),lab debian-6.12)
+# Debian's 6.12 (per-VMA locks); KERNEL=x alone means just that one;
+# PATCHES=FILE... the lab kernel without and with them ("patched").
+KERNELS ?= $(if $(filter command line environment,$(origin KERNEL)),$(KERNEL),$(if $(PATCHES),lab patched,lab debian-6.12))
 export SIZE_MB REPS MODES KERNELS
 export MMLOCK_KERNEL := $(KERNEL)
 
@@ -22,8 +23,8 @@ KVARIANT := $(if $(KCONFIG),--variant $(KCONFIG))
 ifeq ($(filter lab debian-6.1 debian-6.12,$(KERNEL)),)
 $(error KERNEL=$(KERNEL): use lab, debian-6.1 or debian-6.12)
 endif
-ifneq ($(filter-out lab debian-6.1 debian-6.12,$(KERNELS)),)
-$(error KERNELS: unknown kernel(s) $(filter-out lab debian-6.1 debian-6.12,$(KERNELS)): use lab, debian-6.1, debian-6.12)
+ifneq ($(filter-out lab patched debian-6.1 debian-6.12,$(KERNELS)),)
+$(error KERNELS: unknown kernel(s) $(filter-out lab patched debian-6.1 debian-6.12,$(KERNELS)): use lab, debian-6.1, debian-6.12 (patched: with PATCHES=))
 endif
 REPORT_DEBIAN := $(filter debian-%,$(KERNELS))
 
@@ -34,6 +35,8 @@ help:
 	@echo "mmlockscope targets:"
 	@echo "  make report      set up everything, run the before/after experiment on each kernel, write report/"
 	@echo "                   (KERNELS=\"$(KERNELS)\" SIZE_MB=$(SIZE_MB) REPS=$(REPS) MODES=\"$(MODES)\" OUT=$(or $(OUT),report))"
+	@echo "                   CMD='...': your own command as the workload (TIMEOUT=600 s a run);"
+	@echo "                   PATCHES='a.patch ...': the lab kernel without and with your patches; see scripts/report -h"
 	@echo "  make test        set up everything and run the test suite (tests/run)"
 	@echo "  make test-debug  the kernel tests (tests/kernel/) on the debug kernel (lockdep, DEBUG_VM), output in test-out-debug/"
 	@echo "  make test-mutants  apply each fault in tests/mutants/ and show which check catches it"

@@ -23,6 +23,7 @@ import json
 import math
 import os
 import re
+import shlex
 import sys
 
 MODES = ("exclusive", "downgrade", "section")
@@ -50,7 +51,8 @@ VMA_HISTS = ("vma_fallback_wait", "vma_write_wait", "vma_write_lock")
 READER_KINDS = ("fault", "cmdline", "writer")
 READER_TITLES = {"fault": "page-fault threads", "cmdline": "ps-like /proc/PID/cmdline reader",
                  "writer": "mmap/mprotect/munmap writer"}
-KERNEL_TITLES = {"lab": "lab (patched 6.1: vm.munmap_lock_mode)"}
+KERNEL_TITLES = {"lab": "lab (patched 6.1: vm.munmap_lock_mode)",
+                 "patched": "patched (the lab kernel + PATCHES)"}
 
 
 # ---------------------------------------------------------------- loading
@@ -161,6 +163,11 @@ def load_mode(rawdir, mode):
     m["workload"] = [o for o in (wl or []) if o.get("tool") == "munmap_test"]
     if bad:
         m["errors"].append("workload.jsonl: %d unparsable line(s)" % bad)
+    # make report CMD=: one line per run of the command (scripts/experiment)
+    runs, bad = load_jsonl(os.path.join(d, "runs.jsonl"))
+    m["runs"] = [o for o in (runs or []) if "rep" in o]
+    if bad:
+        m["errors"].append("runs.jsonl: %d unparsable line(s)" % bad)
     ms, bad = load_jsonl(os.path.join(d, "mmlockstat.jsonl"))
     m["mmlockstat_present"] = ms is not None
     m["mmlockstat_objs"] = ms or []
@@ -600,9 +607,80 @@ def hist_rows(cols):
             rows.append((n, q, [fmt_ns(h.get(q)) if h else "–" for h in hs]))
         b = base["hists"].get(n) if base else None
         if b and len(cols) > 1:
-            rows.append((n, "max vs %s" % base["col"],
+            rows.append((n, "max vs %s (one sample)" % base["col"],
                          [fmt_ratio(h.get("max"), b.get("max")) if h
                           else "–" for h in hs]))
+    return rows
+
+
+def spread(vals):
+    """A figure over runs: the median, and with 2+ runs (min–max, n)."""
+    v = sorted(vals)
+    if not v:
+        return "–"
+    if len(v) == 1:
+        return fmt_ns(v[0])
+    return "%s (%s–%s, n=%d)" % (fmt_ns(median(v)), fmt_ns(v[0]),
+                                 fmt_ns(v[-1]), len(v))
+
+
+def median(v):
+    v = sorted(v)
+    n = len(v)
+    return v[n // 2] if n % 2 else (v[n // 2 - 1] + v[n // 2]) / 2
+
+
+def change(before, after):
+    """after against before, honestly: with 3+ runs on each side, ranges
+    that overlap are "no difference"; else the ratio of the medians, marked
+    when a side has fewer than 3 runs."""
+    if not before or not after:
+        return "–"
+    mb, ma = median(before), median(after)
+    r = fmt_ratio(ma, mb) if ma and mb else "to 0" if mb else \
+        "from 0" if ma else "0 to 0"
+    if len(before) >= 3 and len(after) >= 3:
+        if max(before) >= min(after) and max(after) >= min(before):
+            return "no difference (ranges overlap)"
+        return "%s (ranges apart)" % r
+    return "%s (n=%d/%d: too few runs to call)" % (r, len(before),
+                                                   len(after))
+
+
+def patch_rows(kernels):
+    """PATCHES=: (mode, measure, lab, patched, change) for each mode run on
+    both. The measured munmap calls (one per rep of munmap_test; with CMD=
+    the command's longest) per run, and the mmlockstat histograms, pooled
+    over all runs of the mode (no per-run spread: one sample each)."""
+    by = {k["name"]: k for k in kernels}
+    if "lab" not in by or "patched" not in by:
+        return []
+    rows = []
+    for mb in by["lab"]["cols"]:
+        ma = next((m for m in by["patched"]["cols"]
+                   if m["mode"] == mb["mode"]), None)
+        if not ma:
+            continue
+        cb = [c for c in big_calls(mb) if c.get("op") == "munmap"]
+        ca = [c for c in big_calls(ma) if c.get("op") == "munmap"]
+        for key, lab in (("total_ns", "total"),
+                         ("write_hold_ns", "write hold"),
+                         ("read_hold_ns", "read hold")):
+            b = [c.get(key) or 0 for c in cb]
+            a = [c.get(key) or 0 for c in ca]
+            rows.append((mb["mode"], "munmap %s, per call" % lab, spread(b),
+                         spread(a), change(b, a)))
+        for n in HISTS:
+            hb, ha = mb["hists"].get(n), ma["hists"].get(n)
+            if not hb and not ha:
+                continue
+            for q in ("p50", "p99", "max"):
+                vb = (hb or {}).get(q)
+                va = (ha or {}).get(q)
+                rows.append((mb["mode"], "%s %s (pooled)" % (n, q),
+                             fmt_ns(vb), fmt_ns(va),
+                             "%s (one sample)" % fmt_ratio(va, vb)
+                             if vb and va else "–"))
     return rows
 
 
@@ -639,6 +717,8 @@ def user_rows(cols):
     """Per rep what userspace saw, then the tool's waits of the run."""
     kinds = [k for k in READER_KINDS if any(
         k in (o.get("readers") or {}) for m in cols for o in m["workload"])]
+    if not any(m["workload"] for m in cols):
+        return []
     reps = sorted({o["rep"] for m in cols for o in m["workload"]})
     rows = []
     for r in reps:
@@ -662,6 +742,27 @@ def user_rows(cols):
                      ("write_wait", "max")):
             rows.append(("all", "tool %s %s" % (n, q),
                          [fmt_ns(m["hists"].get(n, {}).get(q)) for m in cols]))
+    return rows
+
+
+def run_rows(cols):
+    """make report CMD=: a row per run of the command."""
+    rows = []
+    for m in cols:
+        for r in m["runs"]:
+            rd = (r.get("readers") or {}).get("cmdline") or {}
+            ex = r.get("exit")
+            rows.append((
+                m["col"], r["rep"],
+                "**TIMED OUT** (killed)" if r.get("timed_out") else
+                "–" if ex is None else
+                "**killed by signal %d**" % -ex if ex < 0 else
+                str(ex) if ex == 0 else "**%d**" % ex,
+                "%.1f s" % r["wall_s"] if "wall_s" in r else "–",
+                ", ".join("%s %s" % (x.get("pid"), x.get("comm"))
+                          for x in r.get("left_running") or []) or "none",
+                rd.get("count", "–"), fmt_ns(rd.get("max")),
+                fmt_ns(rd.get("p99"))))
     return rows
 
 
@@ -723,6 +824,16 @@ def chrome_trace(cols):
                            "pid": pi, "tid": tid, "ts": (end - ur) / 1e3,
                            "dur": ur / 1e3,
                            "args": {"placement": "approximate"}})
+        for r in m["runs"]:
+            if "start_ns" not in r:
+                continue
+            tname(0, "command runs")
+            ev.append({"ph": "X", "name": "command run %d" % r["rep"],
+                       "cat": "workload", "pid": pi, "tid": 0,
+                       "ts": r["start_ns"] / 1e3,
+                       "dur": (r["end_ns"] - r["start_ns"]) / 1e3,
+                       "args": {"cmd": r.get("cmd"), "exit": r.get("exit"),
+                                "timed_out": r.get("timed_out")}})
         for o in m["workload"]:
             tid = o.get("pid", 0)
             tname(tid, "munmap_test %d" % tid)
@@ -781,7 +892,13 @@ def params_rows(kernels):
             mach(k).get("cpus"), mach(k).get("mem_mb"),
             mach(k).get("cpu_model", "?")) if k["meta"] else "–")),
         ("THP", per(lambda k: mach(k).get("thp", "–"))),
-        ("workload", per(lambda k: "%s, size %s MiB, %s reps, %s fault "
+        ("workload", per(lambda k: "`sh -c %s` in its own cgroup, %s reps, "
+                         "timeout %g s, cmdline reader %s" % (
+                             shlex.quote(par(k)["cmd"]).replace("|", "\\|"),
+                             par(k).get("reps"), par(k).get("timeout_s") or 0,
+                             "on" if par(k).get("cmdline_reader") else "off")
+                         if par(k).get("cmd") else
+                         "%s, size %s MiB, %s reps, %s fault "
                          "threads, cmdline reader %s, writer %s" % (
                              par(k).get("workload"), par(k).get("size_mb"),
                              par(k).get("reps"), par(k).get("fault_threads"),
@@ -857,8 +974,11 @@ def summary_md(kernels):
     base = base_col(cols)
     L += ["## Lock hold and wait (mmlockstat)", ""]
     if base and len(cols) > 1:
-        L += ["Ratios are against `%s` (the upstream behaviour)."
-              % base["col"], ""]
+        L += ["Ratios are against `%s` (the upstream behaviour). A max "
+              "is one event, so its ratio is one sample, not a measured "
+              "difference; the spread across runs is in the munmap calls "
+              "table (a call per run) and, with PATCHES=, the patch "
+              "comparison." % base["col"], ""]
     rows = [(n, q) + tuple(c) for n, q, c in hist_rows(cols)]
     L.append(md_table(["histogram", "stat"] + heads, rows)
              if rows else "_no mmlockstat data_")
@@ -870,19 +990,43 @@ def summary_md(kernels):
               "ones that fell back wait on it like any reader.", "",
               md_table([""] + heads, [(a,) + tuple(b) for a, b in rows]),
               ""]
+    rows = patch_rows(kernels)
+    if rows:
+        L += ["## Patch comparison (lab → patched)", "",
+              "The lab kernel without and with PATCHES, mode by mode. "
+              "\"per call\": the measured munmap calls (one per run; with "
+              "CMD= the command's longest), as the median (min–max, n). "
+              "With 3 or more runs on each side, ranges that overlap are "
+              "marked \"no difference\", else the ratio of the medians is "
+              "given; with fewer runs the ratio is marked as too few to "
+              "call. \"pooled\": the histogram over all runs of the mode, "
+              "one figure per kernel, so its ratio is one sample.", "",
+              md_table(["mode", "measure", "lab", "patched", "change"],
+                       rows), ""]
     L += ["## munmap calls (munmapsnoop)", ""]
     rows = [(i, lab) + tuple(c) for i, lab, c in call_rows(cols)]
     L.append(md_table(["call", "measure"] + heads, rows) if rows else
              "_no munmapsnoop data_")
     L.append("")
-    L += ["## Userspace-measured latency (munmap_test) vs the tool", "",
-          "`max` is the longest op in the rep; `overlap max` the longest op "
-          "that overlapped the munmap() call. The tool's read_wait/write_wait "
-          "(rep `all`) cover the whole run of the column.", ""]
     rows = [(r, lab) + tuple(c) for r, lab, c in user_rows(cols)]
-    L.append(md_table(["rep", "measure"] + heads, rows) if rows else
-             "_no workload data_")
-    L.append("")
+    if rows or not any(m["runs"] for m in cols):
+        L += ["## Userspace-measured latency (munmap_test) vs the tool", "",
+              "`max` is the longest op in the rep; `overlap max` the "
+              "longest op that overlapped the munmap() call. The tool's "
+              "read_wait/write_wait (rep `all`) cover the whole run of the "
+              "column.", ""]
+        L.append(md_table(["rep", "measure"] + heads, rows) if rows else
+                 "_no workload data_")
+        L.append("")
+    rows = run_rows(cols)
+    if rows:
+        L += ["## Command runs", "",
+              "Each run of the command (`make report CMD=`): its wall time "
+              "and exit status, the munmap/brk/mremap calls munmapsnoop "
+              "saw in its cgroup (all runs of the column), and the ps-like "
+              "reader's /proc/PID/cmdline reads of its processes.", "",
+              md_table(["column", "rep", "exit", "wall", "left running",
+                        "cmdline reads", "read max", "read p99"], rows), ""]
     srows = [(m["col"], x["rep"], x.get("stressor"), x.get("bogo-ops"),
               x.get("bogo-ops-per-second-real-time"),
               x.get("wall-clock-time"), x.get("system-time"))
@@ -900,7 +1044,7 @@ def summary_md(kernels):
                       text_hist(h), "```", ""]
     for kd in READER_KINDS:
         for m in cols:
-            for o in m["workload"]:
+            for o in m["workload"] + m["runs"]:
                 r = (o.get("readers") or {}).get(kd)
                 if r:
                     L += ["### userspace %s latency — %s rep %d"
@@ -948,6 +1092,12 @@ def h_table(head, rows, cls=None):
                    + "</tr>")
     out.append("</table>")
     return "\n".join(out)
+
+
+def section_text(md, heading):
+    """The first paragraph under '## heading' of summary.md."""
+    sec = md.split("## " + heading, 1)[-1].split("\n\n")
+    return sec[1].strip() if len(sec) > 1 else ""
 
 
 def md_to_rows(md, heading):
@@ -1003,6 +1153,11 @@ def index_html(kernels, md):
         if head:
             P.append("<h2>%s</h2>" % title)
             P.append(h_table(head, rows, cls))
+    head, rows = md_to_rows(md, "Patch comparison")
+    if head:  # PATCHES=: what the patch changed, first
+        P.append("<h2>Patch comparison (lab → patched)</h2>")
+        P.append("<p>%s</p>" % e(section_text(md, "Patch comparison")))
+        P.append(h_table(head, rows, "wrap"))
 
     P.append("<h2>Lock hold and wait (mmlockstat)</h2><div class='plots'>")
     for n in HISTS:
@@ -1058,8 +1213,13 @@ def index_html(kernels, md):
                                   "wait" % m["col"], "latency"))
     P.append("</div>")
     head, rows = md_to_rows(md, "Userspace-measured latency")
-    P.append(h_table(head, rows) if head else "<p>No workload data.</p>")
+    if head or not any(m["runs"] for m in cols):
+        P.append(h_table(head, rows) if head else "<p>No workload data.</p>")
 
+    head, rows = md_to_rows(md, "Command runs")
+    if head:
+        P.append("<h2>Command runs</h2>")
+        P.append(h_table(head, rows))
     head, rows = md_to_rows(md, "stress-ng metrics")
     if head:
         P.append("<h2>stress-ng metrics</h2>")
@@ -1082,7 +1242,7 @@ def index_html(kernels, md):
 def reader_buckets(m, kind):
     """A userspace reader kind's buckets over all reps of a column."""
     bk = {}
-    for o in m["workload"]:
+    for o in m["workload"] + m["runs"]:
         for b in ((o.get("readers") or {}).get(kind) or {}).get("buckets",
                                                                 []):
             bk[b["le"]] = bk.get(b["le"], 0) + b["count"]

@@ -54,19 +54,32 @@ def main(argv):
         want(not bad, "slices without ts/dur>=0/pid/tid/name", bad[:1], "none")
         return "%d X slices" % len(x)
 
+    def one_slice(pid, name, start_ns, dur_ns):
+        """Exactly one X slice NAME in process PID, at START_NS for DUR_NS."""
+        s = [e for e in events() if e["ph"] == "X" and e["pid"] == pid
+             and e["name"] == name]
+        want(len(s) == 1, "slices '%s'" % name, len(s), 1)
+        want(near(s[0]["ts"], start_ns / 1e3) and near(s[0]["dur"], dur_ns / 1e3),
+             name + " ts/dur (us)", (s[0]["ts"], s[0]["dur"]),
+             (start_ns / 1e3, dur_ns / 1e3))
+
     def userspace(mode):
         pid = pid_of(mode)
-        wl = jsonl(os.path.join(run_of(rep, mode)[0], "workload.jsonl"))
+        d = run_of(rep, mode)[0]
+        if os.path.exists(os.path.join(d, "runs.jsonl")) and \
+                not os.path.exists(os.path.join(d, "workload.jsonl")):
+            # CMD=: one slice per run of the command, on the tools' clock
+            rs = jsonl(os.path.join(d, "runs.jsonl"))
+            want(rs, "runs.jsonl objects", 0, ">= 1")
+            for o in rs:
+                one_slice(pid, "command run %d" % o["rep"], o["start_ns"],
+                          o["end_ns"] - o["start_ns"])
+            return "%d command runs" % len(rs)
+        wl = jsonl(os.path.join(d, "workload.jsonl"))
         want(wl, "workload.jsonl objects", 0, ">= 1")
         for o in wl:
-            name = "munmap() [userspace, rep %d]" % o["rep"]
-            s = [e for e in events() if e["ph"] == "X" and e["pid"] == pid
-                 and e["name"] == name]
-            want(len(s) == 1, "slices '%s'" % name, len(s), 1)
-            want(near(s[0]["ts"], o["munmap_start_ns"] / 1e3)
-                 and near(s[0]["dur"], o["munmap_ns"] / 1e3),
-                 name + " ts/dur (us)", (s[0]["ts"], s[0]["dur"]),
-                 (o["munmap_start_ns"] / 1e3, o["munmap_ns"] / 1e3))
+            one_slice(pid, "munmap() [userspace, rep %d]" % o["rep"],
+                      o["munmap_start_ns"], o["munmap_ns"])
         return "%d reps" % len(wl)
 
     def calls(mode):
@@ -101,7 +114,8 @@ def main(argv):
                wellformed)]
     for m in modes:
         checks += [
-            ("trace.json %s: the userspace munmap() of every rep" % m,
+            ("trace.json %s: the userspace munmap() of every rep (CMD=: "
+             "every run of the command)" % m,
              lambda m=m: userspace(m)),
             ("trace.json %s: one slice per munmapsnoop call, phases inside"
              % m, lambda m=m: calls(m)),
