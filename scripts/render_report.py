@@ -539,7 +539,9 @@ def verdict(m):
     if not m["ok"] and not m["workload"] and not m["calls"]:
         return "FAILED, no data (see Failures)"
     parts = []
-    calls = [c for c in big_calls(m) if c.get("op") == "munmap"]
+    # CMD=: every munmap of the command (big_calls() keeps the 8 longest)
+    calls = [c for c in (m["calls"] if m["runs"] else big_calls(m))
+             if c.get("op") == "munmap"]
     if calls:
         c = max(calls, key=lambda c: c.get("total_ns", 0))
         parts.append("%s of %s took %s (write-held %s, read-held %s), "
